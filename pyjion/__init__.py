@@ -1,0 +1,135 @@
+"""pyjion: a JIT compiler and call-level profiler for CPython 3.11.
+
+    import pyjion
+    pyjion.enable()            # compile functions to machine code from their first call
+    pyjion.enable(profile=True); ...; pyjion.stats()   # call-level profile, no sys.setprofile
+
+The public API is a superset of Pyjion 2.0's; see __init__.pyi for types."""
+import enum
+import sys
+import types
+
+from . import _eval
+
+__version__ = "0.1.0"
+
+_UNSUPPORTED_SETTINGS = ("level", "graph")      # accepted for Pyjion 2.0 compatibility
+_compat_settings = {"level": 1, "graph": False}
+
+
+class CompilationResult(enum.IntEnum):
+    NoResult = 0
+    Success = 1
+    CompilationException = 10
+    CompilationJitFailure = 11
+    CompilationStackEffectFault = 12
+    IncompatibleCompilerFlags = 100
+    IncompatibleSize = 101
+    IncompatibleOpcode_Yield = 102
+    IncompatibleOpcode_WithExcept = 103
+    IncompatibleOpcode_With = 104
+    IncompatibleOpcode_Unknown = 110
+    IncompatibleFrameGlobal = 120
+
+
+class JitInfo:
+    """What pyjion knows about one code object (see pyjion.info)."""
+
+    __slots__ = ("failed", "compile_result", "compiled", "optimizations", "pgc", "run_count",
+                 "tracing", "profiling", "state", "reason", "tier", "code_size", "arg_types")
+
+    def __init__(self, **fields):
+        for name in self.__slots__:
+            setattr(self, name, fields[name])
+
+    def __repr__(self):
+        return "JitInfo(%s)" % ", ".join("%s=%r" % (n, getattr(self, n)) for n in self.__slots__)
+
+
+def _code_of(f):
+    if isinstance(f, types.CodeType):
+        return f
+    if isinstance(f, types.MethodType):
+        f = f.__func__
+    code = getattr(f, "__code__", None)
+    if isinstance(code, types.CodeType):
+        return code
+    raise TypeError("expected a function, method or code object, got %s" % type(f).__name__)
+
+
+def enable(threshold=None, profile=False, jit=True):
+    """Installs the JIT (and, with profile=True, the profiler). See __init__.pyi."""
+    _eval.set_config(threshold=threshold, jit=jit, profile=profile)
+    return _eval.install()
+
+
+def disable():
+    """Removes the hook: CPython evaluates every frame itself again."""
+    _eval.set_config(profile=False)
+    return _eval.uninstall()
+
+
+def is_enabled():
+    return _eval.installed()
+
+
+def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile=None, jit=None):
+    """Changes settings (None keeps one) and returns them all."""
+    _eval.set_config(threshold=threshold, pgc=pgc, debug=debug, profile=profile, jit=jit)
+    if level is not None:
+        _compat_settings["level"] = int(level)
+    if graph is not None:
+        _compat_settings["graph"] = bool(graph)
+    settings = _eval.get_config()
+    settings.update(_compat_settings)
+    settings["enabled"] = _eval.installed()
+    settings["unsupported"] = list(_UNSUPPORTED_SETTINGS)
+    return settings
+
+
+def info(f):
+    """JitInfo for a function, method or code object."""
+    rec = _eval.record_info(_code_of(f))
+    state = rec["state"]
+    settings = _eval.get_config()
+    if rec["type_samples"] == 0:
+        pgc = 0
+    else:
+        pgc = 2 if state == "compiled" else 1
+    try:
+        result = CompilationResult(rec["result"])
+    except ValueError:
+        result = CompilationResult.CompilationException
+    return JitInfo(
+        failed=state == "failed", compile_result=result, compiled=state == "compiled",
+        optimizations=0, pgc=pgc, run_count=rec["calls"],
+        tracing=sys.gettrace() is not None or sys.getprofile() is not None,
+        profiling=settings["profile"], state=state, reason=rec["reason"], tier=rec["tier"],
+        code_size=rec["code_size"], arg_types=rec["arg_types"])
+
+
+def _compiled_code(f):
+    owner = _eval.record_info(_code_of(f))["owner"]
+    if owner is None:
+        raise ValueError("%r has not been compiled" % (f,))
+    return owner
+
+
+def native(f):
+    """(machine code bytes, size, address) of a compiled function."""
+    compiled = _compiled_code(f)
+    return compiled.code, compiled.size, compiled.address
+
+
+def stats():
+    """Profiler data per function and JIT counters; see __init__.pyi."""
+    return {"functions": _eval.function_stats(), "jit": _eval.jit_stats()}
+
+
+def reset_stats():
+    _eval.reset_stats()
+
+
+def dis_native(f, file=None):
+    from .dis import dis_native as _dis_native
+    return _dis_native(f, file=file)

@@ -1,0 +1,74 @@
+# Public API of pyjion (a superset of Pyjion 2.0's).
+from typing import Any, Callable, Dict, Optional, Tuple, Union
+import enum
+
+__version__: str
+
+FunctionKey = Tuple[str, int, str]          # (co_filename, co_firstlineno, co_name)
+
+class CompilationResult(enum.IntEnum):
+    NoResult = 0                            # never asked to compile (still counting calls)
+    Success = 1
+    CompilationException = 10               # the code generator raised an internal error
+    CompilationJitFailure = 11              # AsmJit could not finish the machine code
+    CompilationStackEffectFault = 12        # modelled stack depth disagreed with CPython's
+    IncompatibleCompilerFlags = 100
+    IncompatibleSize = 101
+    IncompatibleOpcode_Yield = 102
+    IncompatibleOpcode_WithExcept = 103
+    IncompatibleOpcode_With = 104
+    IncompatibleOpcode_Unknown = 110        # an opcode the compiler does not support (yet)
+    IncompatibleFrameGlobal = 120
+
+class JitInfo:
+    # Pyjion 2.0 fields
+    failed: bool                  # compilation was attempted and failed; runs interpreted
+    compile_result: CompilationResult
+    compiled: bool                # machine code exists and is used
+    optimizations: int            # bit set of optimizations applied (0 for now)
+    pgc: int                      # 0 none, 1 types being recorded, 2 types recorded and used
+    run_count: int                # calls seen by the hook (includes generator resumes)
+    tracing: bool                 # sys.settrace/setprofile active right now (frames run interpreted)
+    profiling: bool               # the pyjion profiler is on
+    # pyjion's own fields
+    state: str                    # "interpreted" | "compiling" | "compiled" | "failed"
+    reason: Optional[str]         # why it failed, e.g. "unsupported opcode LOAD_GLOBAL at offset 4"
+    tier: int                     # 0 interpreter, 1 baseline machine code
+    code_size: int                # bytes of machine code (0 if none)
+    arg_types: Tuple[Tuple[str, ...], ...]  # type profile: names of types seen per argument
+
+def enable(threshold: Optional[int] = None, profile: bool = False, jit: bool = True) -> bool:
+    """Install the PEP 523 hook. threshold: calls before compiling (0 = first call; None keeps
+    the current setting, default 0). profile: turn on the call-level profiler. jit=False installs
+    the hook (counting, profiling) without ever compiling. Returns True if the hook was newly
+    installed, False if it already was (settings are updated either way). Raises RuntimeError if
+    another PEP 523 hook is installed."""
+
+def disable() -> bool:
+    """Remove the hook; stock CPython again. True if it was installed."""
+
+def is_enabled() -> bool: ...
+
+def config(threshold: Optional[int] = None, level: Optional[int] = None, pgc: Optional[bool] = None,
+           debug: Optional[bool] = None, graph: Optional[bool] = None, profile: Optional[bool] = None,
+           jit: Optional[bool] = None) -> Dict[str, Any]:
+    """Change settings (None = keep) and return all of them as a dict, incl. "unsupported":
+    the names of settings accepted for Pyjion compatibility that have no effect here."""
+
+def info(f: Union[Callable, Any]) -> JitInfo:
+    """f: a function, method, code object or anything with __code__. TypeError otherwise."""
+
+def native(f) -> Tuple[bytes, int, int]:
+    """(machine code, size, address) of a compiled function; ValueError if not compiled."""
+
+def stats() -> Dict[str, Any]:
+    """{"functions": {FunctionKey: {"calls": int, "primitive_calls": int,
+                                    "total_time": float,   # seconds incl. callees (cProfile ct)
+                                    "own_time": float,     # seconds excl. callees (cProfile tt)
+                                    "callers": {FunctionKey: {"calls", "primitive_calls",
+                                                              "total_time", "own_time"}}}},
+        "jit": {"compiled": int, "failed": int, "failed_reasons": {str: int},
+                "compile_time_s": float, "code_bytes": int}}
+    "functions" holds data only while/after profiling (enable(profile=True))."""
+
+def reset_stats() -> None: ...

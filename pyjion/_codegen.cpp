@@ -1,0 +1,94 @@
+// pybind11 bindings of the code generator: the Python-visible CompiledCode and
+// compile(), and the C capsule through which the hook (pyjion._eval) compiles.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "codegen/compile.h"
+#include "codegen_api.h"
+
+namespace py = pybind11;
+using pyjion::CompileError;
+using pyjion::CompiledCode;
+
+namespace {
+
+int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out)
+{
+    out->entry = nullptr;
+    out->owner = nullptr;
+    out->reason = nullptr;
+    out->code_size = 0;
+    const char *problem = nullptr;
+    std::string text;
+    try {
+        if (!PyCode_Check(code)) {
+            throw CompileError{PYJION_RESULT_COMPILER_ERROR, "not a code object"};
+        }
+        pyjion::CompileOptions opts;
+        opts.debug = options != nullptr && options->debug;
+        std::unique_ptr<CompiledCode> compiled = pyjion::compile_code(reinterpret_cast<PyCodeObject *>(code), opts);
+        out->entry = reinterpret_cast<PyjionEntry>(compiled->entry());
+        out->code_size = static_cast<Py_ssize_t>(compiled->size());
+        py::object owner = py::cast(std::move(compiled));
+        out->owner = owner.release().ptr();
+        out->result = PYJION_RESULT_SUCCESS;
+        return 0;
+    } catch (const CompileError &e) {
+        out->result = e.result;
+        text = e.what;
+    } catch (py::error_already_set &e) {
+        out->result = PYJION_RESULT_COMPILER_ERROR;
+        text = std::string("internal compiler error: ") + e.what();
+    } catch (const std::exception &e) {
+        out->result = PYJION_RESULT_COMPILER_ERROR;
+        text = std::string("internal compiler error: ") + e.what();
+    } catch (...) {
+        out->result = PYJION_RESULT_COMPILER_ERROR;
+        problem = "internal compiler error";
+    }
+    out->entry = nullptr;
+    out->reason = PyUnicode_FromString(problem ? problem : text.c_str());
+    if (out->reason == nullptr) return -1;
+    return 0;
+}
+
+PyjionCodegenAPI api = {PYJION_CODEGEN_API_VERSION, capsule_compile};
+
+}  // namespace
+
+PYBIND11_MODULE(_codegen, m)
+{
+    m.doc() = "pyjion's code generator: CPython 3.11 bytecode to x86-64 machine code with AsmJit";
+
+    py::class_<CompiledCode>(m, "CompiledCode", "Machine code of one compiled code object.")
+        .def_property_readonly("address", [](const CompiledCode &c) { return reinterpret_cast<uintptr_t>(c.entry()); })
+        .def_property_readonly("size", &CompiledCode::size)
+        .def_property_readonly("code", [](const CompiledCode &c) {
+            return py::bytes(static_cast<const char *>(c.entry()), c.size());
+        })
+        .def_property_readonly("boundaries", [](const CompiledCode &c) {
+            py::list out;
+            for (const auto &m : c.marks()) out.append(py::make_tuple(m.native_offset, m.bytecode_offset, m.opcode, m.oparg));
+            return out;
+        }, "[(native offset, bytecode offset, opcode name, oparg)] at each bytecode boundary")
+        .def_property_readonly("calls", [](const CompiledCode &c) {
+            py::list out;
+            for (const auto &call : c.calls()) out.append(py::make_tuple(call.native_offset, call.name));
+            return out;
+        }, "[(native offset after the call, callee name)]");
+
+    m.def("compile", [](py::object code, bool debug) {
+        if (!PyCode_Check(code.ptr())) throw py::type_error("compile() expects a code object");
+        PyjionCompileOptions options{debug ? 1 : 0};
+        PyjionCompileResult out;
+        if (capsule_compile(code.ptr(), &options, &out) < 0) throw py::error_already_set();
+        if (out.owner == nullptr) {
+            py::str reason = py::reinterpret_steal<py::str>(out.reason);
+            throw py::value_error(std::string("cannot compile: ") + std::string(reason));
+        }
+        return py::reinterpret_steal<py::object>(out.owner);
+    }, py::arg("code"), py::arg("debug") = false,
+       "Compiles a code object (without installing it); raises ValueError with the reason if it cannot.");
+
+    m.attr("_C_API") = py::capsule(&api, "pyjion._codegen._C_API");
+}

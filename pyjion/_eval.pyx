@@ -1,0 +1,436 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The PEP 523 hook: per-code records, the compile trigger, the profiler's
+bookkeeping, and dispatch to machine code or to CPython's interpreter.
+
+This module knows a record, a function pointer and an owner object per code
+object; it knows nothing of how the machine code is made (pyjion._codegen)."""
+
+from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
+from libc.stdint cimport uint64_t, uintptr_t
+from libc.string cimport memset
+
+cdef extern from "Python.h":
+    ctypedef struct PyThreadState
+    ctypedef struct PyTypeObject:
+        const char *tp_name
+    ctypedef struct PyCodeObject:
+        PyObject *co_filename
+        PyObject *co_name
+        int co_firstlineno
+    PyThreadState *PyThreadState_Get()
+    Py_ssize_t _PyEval_RequestCodeExtraIndex(void (*free)(void *)) except -1
+    int _PyCode_SetExtra(PyObject *code, Py_ssize_t index, void *extra)
+    void *PyCapsule_Import(const char *name, int no_block) except NULL
+    PyObject *PyErr_Occurred()
+    void PyErr_Clear()
+
+cdef extern from "codegen_api.h":
+    ctypedef PyObject *(*PyjionEntry)(PyThreadState *ts, void *frame, int throwflag) noexcept
+    ctypedef struct PyjionCompileOptions:
+        int debug
+    ctypedef struct PyjionCompileResult:
+        int result
+        PyjionEntry entry
+        PyObject *owner
+        PyObject *reason
+        Py_ssize_t code_size
+    ctypedef struct PyjionCodegenAPI:
+        int version
+        int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out) noexcept
+    int PYJION_CODEGEN_API_VERSION
+    int PYJION_RESULT_COMPILER_ERROR
+
+cdef extern from "cpython311.h":
+    ctypedef struct PyjFrame
+    ctypedef PyObject *(*_PyFrameEvalFunction)(PyThreadState *, PyjFrame *, int) noexcept
+    PyObject *_PyEval_EvalFrameDefault(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
+    PyCodeObject *pyj_frame_code(PyjFrame *f) noexcept
+    PyObject **pyj_frame_locals(PyjFrame *f) noexcept
+    int pyj_tracing(PyThreadState *ts) noexcept
+    void *pyj_code_extra(PyCodeObject *co, Py_ssize_t index) noexcept
+    int pyj_code_argcount(PyCodeObject *co) noexcept
+    int pyj_frame_is_resume(PyjFrame *f) noexcept
+    _PyFrameEvalFunction pyj_get_eval_func() noexcept
+    void pyj_set_eval_func(_PyFrameEvalFunction fn) noexcept
+
+cdef extern from "cstack_guard.h":
+    int pyj_cstack_exhausted() noexcept
+
+cdef extern from "record.h":
+    int PYJ_INTERPRETED, PYJ_COMPILING, PYJ_COMPILED, PYJ_FAILED
+    int PYJ_PROFILED_ARGS, PYJ_TYPES_PER_ARG
+    ctypedef struct PyjTypeProfile:
+        PyTypeObject *seen[6][4]
+        unsigned char other[6]
+        unsigned int samples
+    ctypedef struct PyjEdge:
+        PyObject *caller
+        uint64_t calls, recursive_calls, total_ticks, own_ticks
+    ctypedef struct PyjProfile:
+        uint64_t calls, recursive_calls, total_ticks, own_ticks
+        unsigned int listed, n_edges
+        PyjEdge *edges
+    ctypedef struct PyjRecord:
+        uint64_t calls
+        int state, tier, result
+        PyjionEntry entry
+        PyObject *owner
+        PyObject *reason
+        Py_ssize_t code_size
+        PyjTypeProfile *types
+        PyjProfile prof
+    PyjRecord *pyj_record_new() noexcept
+    void pyj_record_free(void *p) noexcept
+    void pyj_record_types(PyjRecord *rec, PyObject **args, int nargs) noexcept
+    void pyj_profile_clear(PyjProfile *p) noexcept
+
+cdef extern from "profiler.h":
+    ctypedef struct PyjCallContext:
+        pass
+    uint64_t pyj_ticks() noexcept
+    double pyj_monotonic() noexcept
+    void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObject *code, uint64_t generation) noexcept
+    void pyj_prof_end(PyjCallContext *ctx, uint64_t generation) noexcept
+
+
+# ---- settings (read on every call, so plain C globals) ----------------------
+cdef Py_ssize_t g_extra_index = -1
+cdef bint g_installed = False
+cdef uint64_t g_threshold = 0
+cdef bint g_jit = True
+cdef bint g_profile = False
+cdef bint g_pgc = True
+cdef PyjionCompileOptions g_options
+cdef PyjionCodegenAPI *g_codegen = NULL
+
+# ---- JIT statistics ---------------------------------------------------------
+cdef Py_ssize_t g_compiled = 0
+cdef Py_ssize_t g_failed = 0
+cdef double g_compile_seconds = 0.0
+cdef Py_ssize_t g_code_bytes = 0
+cdef dict g_failed_reasons = {}
+
+# ---- profiler state ---------------------------------------------------------
+cdef uint64_t g_generation = 1
+cdef list g_profiled = []          # code objects with profile data (kept alive, as cProfile does)
+cdef uint64_t g_tsc0 = 0
+cdef double g_clock0 = 0.0
+
+
+cdef inline PyjRecord *record_for(PyCodeObject *co) noexcept:
+    cdef PyjRecord *rec = <PyjRecord *>pyj_code_extra(co, g_extra_index)
+    if rec != NULL:
+        return rec
+    rec = pyj_record_new()
+    if rec == NULL:
+        return NULL
+    if _PyCode_SetExtra(<PyObject *>co, g_extra_index, rec) < 0:
+        PyErr_Clear()
+        pyj_record_free(rec)
+        return NULL
+    return rec
+
+
+cdef int compile_code(PyjRecord *rec, PyCodeObject *co) noexcept:
+    """Asks the code generator for machine code; returns 1 if the record is now compiled."""
+    cdef PyjionCompileResult out
+    cdef double start
+    memset(&out, 0, sizeof(out))
+    rec.state = PYJ_COMPILING
+    start = pyj_monotonic()
+    if g_codegen.compile(<PyObject *>co, &g_options, &out) < 0:
+        PyErr_Clear()
+        out.result = PYJION_RESULT_COMPILER_ERROR
+        out.reason = NULL
+    return finish_compile(rec, &out, pyj_monotonic() - start)
+
+
+cdef int finish_compile(PyjRecord *rec, PyjionCompileResult *out, double seconds) noexcept:
+    global g_compiled, g_failed, g_compile_seconds, g_code_bytes
+    g_compile_seconds += seconds
+    rec.result = out.result
+    if out.entry != NULL and out.owner != NULL:
+        rec.entry = out.entry
+        rec.owner = out.owner
+        rec.code_size = out.code_size
+        rec.tier = 1
+        rec.state = PYJ_COMPILED
+        g_compiled += 1
+        g_code_bytes += out.code_size
+        return 1
+    Py_XDECREF(out.owner)
+    rec.reason = out.reason
+    rec.state = PYJ_FAILED
+    g_failed += 1
+    try:
+        key = <object>out.reason if out.reason != NULL else "internal compiler error"
+        key = key.split(" at offset")[0]
+        g_failed_reasons[key] = g_failed_reasons.get(key, 0) + 1
+    except BaseException:
+        PyErr_Clear()
+    return 0
+
+
+cdef inline PyObject *run_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
+                                PyjRecord *rec, PyCodeObject *co) noexcept:
+    if rec.state == PYJ_COMPILED:
+        if throwflag == 0 and not pyj_tracing(ts):
+            return rec.entry(ts, f, throwflag)
+    elif rec.state == PYJ_INTERPRETED and g_jit and not pyj_tracing(ts):
+        if rec.calls > g_threshold:
+            if throwflag == 0 and compile_code(rec, co):
+                return rec.entry(ts, f, throwflag)
+        elif g_pgc and not pyj_frame_is_resume(f):
+            pyj_record_types(rec, pyj_frame_locals(f), pyj_code_argcount(co))
+    return _PyEval_EvalFrameDefault(ts, f, throwflag)
+
+
+cdef PyObject *profiled_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
+                              PyjRecord *rec, PyCodeObject *co) noexcept:
+    cdef PyjCallContext ctx
+    cdef PyObject *result
+    cdef uint64_t generation = g_generation
+    if not rec.prof.listed:
+        rec.prof.listed = 1
+        try:
+            g_profiled.append(<object>co)
+        except BaseException:
+            PyErr_Clear()
+            rec.prof.listed = 0
+    pyj_prof_begin(&ctx, rec, <PyObject *>co, generation)
+    result = run_frame(ts, f, throwflag, rec, co)
+    pyj_prof_end(&ctx, g_generation)
+    return result
+
+
+cdef PyObject *pyjion_eval(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept:
+    cdef PyCodeObject *co = pyj_frame_code(f)
+    cdef PyjRecord *rec = record_for(co)
+    if rec == NULL:
+        return _PyEval_EvalFrameDefault(ts, f, throwflag)
+    if pyj_cstack_exhausted():
+        return NULL
+    rec.calls += 1
+    if g_profile:
+        return profiled_frame(ts, f, throwflag, rec, co)
+    return run_frame(ts, f, throwflag, rec, co)
+
+
+# ---- Python-level control ---------------------------------------------------
+
+cdef _PyFrameEvalFunction hook = <_PyFrameEvalFunction>pyjion_eval
+cdef _PyFrameEvalFunction default_eval = <_PyFrameEvalFunction>_PyEval_EvalFrameDefault
+
+
+cdef void load_codegen() except *:
+    global g_codegen
+    if g_codegen != NULL:
+        return
+    import pyjion._codegen
+    cdef PyjionCodegenAPI *api = <PyjionCodegenAPI *>PyCapsule_Import(b"pyjion._codegen._C_API", 0)
+    if api.version != PYJION_CODEGEN_API_VERSION:
+        raise ImportError("pyjion._codegen speaks API version %d, the hook needs %d"
+                          % (api.version, PYJION_CODEGEN_API_VERSION))
+    g_codegen = api
+
+
+def _ensure_extra_index():
+    global g_extra_index
+    if g_extra_index < 0:
+        g_extra_index = _PyEval_RequestCodeExtraIndex(pyj_record_free)
+
+
+def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None):
+    """Changes the hook's settings (None keeps one)."""
+    global g_threshold, g_jit, g_pgc
+    if threshold is not None:
+        if threshold < 0:
+            raise ValueError("threshold must be >= 0")
+        g_threshold = threshold
+    if jit is not None:
+        if jit:
+            load_codegen()
+        g_jit = bool(jit)
+    if pgc is not None:
+        g_pgc = bool(pgc)
+    if debug is not None:
+        g_options.debug = 1 if debug else 0
+    if profile is not None:
+        set_profiling(bool(profile))
+
+
+cdef set_profiling(bint on):
+    global g_profile, g_tsc0, g_clock0
+    if on and not g_profile and g_tsc0 == 0:
+        g_tsc0 = pyj_ticks()
+        g_clock0 = pyj_monotonic()
+    g_profile = on
+
+
+def get_config():
+    return {"threshold": g_threshold, "jit": bool(g_jit), "profile": bool(g_profile),
+            "pgc": bool(g_pgc), "debug": bool(g_options.debug)}
+
+
+def install():
+    """Installs the hook; True if newly installed, False if it already was."""
+    global g_installed
+    _ensure_extra_index()
+    if g_jit:
+        load_codegen()
+    cdef _PyFrameEvalFunction current = pyj_get_eval_func()
+    if current == hook:
+        g_installed = True
+        return False
+    if current != default_eval:
+        raise RuntimeError("another PEP 523 frame evaluation function is already installed "
+                           "(a debugger or another JIT); pyjion will not replace it")
+    pyj_set_eval_func(hook)
+    g_installed = True
+    return True
+
+
+def uninstall():
+    """Restores CPython's own evaluation; True if the hook was installed."""
+    global g_installed
+    if pyj_get_eval_func() != hook:
+        g_installed = False
+        return False
+    pyj_set_eval_func(default_eval)
+    g_installed = False
+    return True
+
+
+def installed():
+    return pyj_get_eval_func() == hook
+
+
+cdef PyjRecord *existing_record(code) except? NULL:
+    if g_extra_index < 0:
+        return NULL
+    if not isinstance(code, type((lambda: 0).__code__)):
+        raise TypeError("expected a code object, got %s" % type(code).__name__)
+    return <PyjRecord *>pyj_code_extra(<PyCodeObject *><PyObject *>code, g_extra_index)
+
+
+_STATE_NAMES = ("interpreted", "compiling", "compiled", "failed")
+
+
+def record_info(code):
+    """The record of `code` as a dict (all zero if the hook never saw it)."""
+    cdef PyjRecord *rec = existing_record(code)
+    cdef int a, t
+    info = {"calls": 0, "state": "interpreted", "tier": 0, "result": 0, "reason": None,
+            "code_size": 0, "arg_types": (), "type_samples": 0, "owner": None}
+    if rec == NULL:
+        return info
+    info["calls"] = rec.calls
+    info["state"] = _STATE_NAMES[rec.state]
+    info["tier"] = rec.tier
+    info["result"] = rec.result
+    info["code_size"] = rec.code_size
+    if rec.reason != NULL:
+        info["reason"] = <object>rec.reason
+    if rec.owner != NULL:
+        info["owner"] = <object>rec.owner
+    if rec.types != NULL:
+        info["type_samples"] = rec.types.samples
+        arg_types = []
+        for a in range(min(PYJ_PROFILED_ARGS, (<object>code).co_argcount + (<object>code).co_kwonlyargcount)):
+            names = []
+            for t in range(PYJ_TYPES_PER_ARG):
+                if rec.types.seen[a][t] != NULL:
+                    names.append((<bytes>rec.types.seen[a][t].tp_name).decode())
+            if rec.types.other[a]:
+                names.append("object")
+            arg_types.append(tuple(names))
+        info["arg_types"] = tuple(arg_types)
+    return info
+
+
+def jit_stats():
+    return {"compiled": g_compiled, "failed": g_failed, "failed_reasons": dict(g_failed_reasons),
+            "compile_time_s": g_compile_seconds, "code_bytes": g_code_bytes}
+
+
+cdef double ticks_per_second():
+    cdef uint64_t t0
+    cdef double c0
+    if g_tsc0 == 0:
+        return 1e9
+    if pyj_monotonic() - g_clock0 < 0.05:
+        # Too short a run to calibrate on: measure a short interval now.
+        t0 = pyj_ticks()
+        c0 = pyj_monotonic()
+        while pyj_monotonic() - c0 < 0.02:
+            pass
+        return (pyj_ticks() - t0) / (pyj_monotonic() - c0)
+    return (pyj_ticks() - g_tsc0) / (pyj_monotonic() - g_clock0)
+
+
+cdef dict profile_entry(uint64_t calls, uint64_t recursive, uint64_t total, uint64_t own, double rate):
+    return {"calls": calls, "primitive_calls": calls - recursive,
+            "total_time": total / rate, "own_time": own / rate}
+
+
+cdef tuple code_key(code):
+    return (code.co_filename, code.co_firstlineno, code.co_name)
+
+
+def function_stats():
+    """Profiler data: {(file, line, name): {calls, primitive_calls, total_time, own_time, callers}}."""
+    cdef PyjRecord *rec
+    cdef PyjEdge *edge
+    cdef unsigned int i
+    cdef double rate = ticks_per_second()
+    result = {}
+    for code in g_profiled:
+        rec = <PyjRecord *>pyj_code_extra(<PyCodeObject *><PyObject *>code, g_extra_index)
+        if rec == NULL or rec.prof.calls == 0:
+            continue
+        entry = profile_entry(rec.prof.calls, rec.prof.recursive_calls, rec.prof.total_ticks,
+                              rec.prof.own_ticks, rate)
+        callers = {}
+        for i in range(rec.prof.n_edges):
+            edge = &rec.prof.edges[i]
+            if edge.calls == 0:
+                continue
+            callers[code_key(<object>edge.caller)] = profile_entry(
+                edge.calls, edge.recursive_calls, edge.total_ticks, edge.own_ticks, rate)
+        entry["callers"] = callers
+        key = code_key(code)
+        if key in result:       # two code objects with one label (e.g. re-imported): merge
+            merge_entries(result[key], entry)
+        else:
+            result[key] = entry
+    return result
+
+
+cdef merge_entries(dict into, dict other):
+    for name in ("calls", "primitive_calls", "total_time", "own_time"):
+        into[name] += other[name]
+    for caller, edge in other["callers"].items():
+        if caller in into["callers"]:
+            for name in ("calls", "primitive_calls", "total_time", "own_time"):
+                into["callers"][caller][name] += edge[name]
+        else:
+            into["callers"][caller] = edge
+
+
+def reset_stats():
+    """Forgets all profiler data and JIT statistics (machine code stays)."""
+    global g_generation, g_profiled, g_compiled, g_failed, g_compile_seconds, g_code_bytes
+    global g_tsc0, g_clock0
+    cdef PyjRecord *rec
+    g_generation += 1
+    for code in g_profiled:
+        rec = <PyjRecord *>pyj_code_extra(<PyCodeObject *><PyObject *>code, g_extra_index)
+        if rec != NULL:
+            pyj_profile_clear(&rec.prof)
+    g_profiled = []
+    g_compiled = g_failed = g_code_bytes = 0
+    g_compile_seconds = 0.0
+    g_failed_reasons.clear()
+    if g_profile:
+        g_tsc0 = pyj_ticks()
+        g_clock0 = pyj_monotonic()

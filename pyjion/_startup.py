@@ -1,0 +1,23 @@
+"""Imported at interpreter start-up by pyjion-startup.pth when PYJION is set
+(PYJION=1), so whole programs, test runners and their subprocesses run with
+the JIT. PYJION_THRESHOLD=N sets the threshold; PYJION_PROFILE=1 profiles."""
+import os
+import sys
+
+
+def _flag(name):
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _start():
+    try:
+        import pyjion
+        threshold = os.environ.get("PYJION_THRESHOLD")
+        pyjion.enable(threshold=int(threshold) if threshold else None,
+                      profile=_flag("PYJION_PROFILE"))
+    except Exception as exc:   # never stop the interpreter from starting
+        print("pyjion: not enabled at start-up: %s" % exc, file=sys.stderr)
+
+
+if _flag("PYJION"):
+    _start()

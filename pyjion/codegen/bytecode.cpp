@@ -1,0 +1,140 @@
+#include "bytecode.h"
+
+#include "../codegen_api.h"
+#include "opcodes.h"
+
+namespace pyjion {
+
+namespace {
+
+struct OpcodeInfo {
+    const char *name;
+    int caches;
+    JumpKind jump;
+};
+
+const OpcodeInfo *opcode_table()
+{
+    static OpcodeInfo table[256];
+    static bool ready = false;
+    if (!ready) {
+#define OPCODE(name, num, caches, jump) table[num] = OpcodeInfo{#name, caches, jump};
+#include "opcodes.def"
+#undef OPCODE
+        ready = true;
+    }
+    return table;
+}
+
+}  // namespace
+
+const char *opcode_name(int opcode)
+{
+    const char *name = opcode_table()[opcode & 0xff].name;
+    return name ? name : "<unknown>";
+}
+
+int opcode_caches(int opcode) { return opcode_table()[opcode & 0xff].caches; }
+
+JumpKind opcode_jump_kind(int opcode) { return opcode_table()[opcode & 0xff].jump; }
+
+Bytecode::Bytecode(PyCodeObject *code)
+{
+    decode(code);
+    compute_depths(code);
+}
+
+void Bytecode::decode(PyCodeObject *code)
+{
+    PyObject *bytes = PyCode_GetCode(code);
+    if (bytes == nullptr) {
+        PyErr_Clear();
+        throw CompileError{PYJION_RESULT_COMPILER_ERROR, "could not read the bytecode"};
+    }
+    const auto *units = reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(bytes));
+    int n = (int)(PyBytes_GET_SIZE(bytes) / 2);
+    at_.assign(n, -1);
+    int i = 0;
+    while (i < n) {
+        Instr ins{};
+        ins.start = i;
+        int oparg = 0;
+        int op = units[2 * i];
+        while (op == EXTENDED_ARG && i + 1 < n) {
+            oparg = (oparg | units[2 * i + 1]) << 8;
+            i++;
+            op = units[2 * i];
+        }
+        ins.index = i;
+        ins.opcode = op;
+        ins.oparg = oparg | units[2 * i + 1];
+        ins.next = i + 1 + opcode_caches(op);
+        ins.target = -1;
+        ins.depth = -1;
+        switch (opcode_jump_kind(op)) {
+        case REL_FORWARD: ins.target = ins.next + ins.oparg; break;
+        case REL_BACKWARD: ins.target = ins.next - ins.oparg; break;
+        case NO_JUMP: break;
+        }
+        at_[ins.start] = (int)instrs_.size();
+        instrs_.push_back(ins);
+        i = ins.next;
+    }
+    Py_DECREF(bytes);
+    for (const Instr &ins : instrs_) {
+        if (ins.target >= 0 && instr_at(ins.target) < 0) {
+            throw CompileError{PYJION_RESULT_COMPILER_ERROR,
+                               "jump to the middle of an instruction at offset " + std::to_string(ins.offset())};
+        }
+    }
+}
+
+static bool ends_block(int op)
+{
+    switch (op) {
+    case RETURN_VALUE: case RAISE_VARARGS: case RERAISE:
+    case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+// Stack depth before every reachable instruction, from CPython's own stack
+// effects (PyCompile_OpcodeStackEffectWithJump), by a walk over the jumps.
+void Bytecode::compute_depths(PyCodeObject *code)
+{
+    std::vector<int> work;
+    auto reach = [&](int unit, int depth) {
+        int k = instr_at(unit);
+        if (k < 0) return;
+        Instr &ins = instrs_[k];
+        if (ins.depth == -1) {
+            ins.depth = depth;
+            work.push_back(k);
+        } else if (ins.depth != depth) {
+            throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
+                               "inconsistent stack depth at offset " + std::to_string(ins.offset())};
+        }
+    };
+    if (!instrs_.empty()) reach(0, 0);
+    while (!work.empty()) {
+        const Instr ins = instrs_[work.back()];
+        work.pop_back();
+        int fall = PyCompile_OpcodeStackEffectWithJump(ins.opcode, ins.oparg, 0);
+        if (ins.target >= 0) {
+            int jump = PyCompile_OpcodeStackEffectWithJump(ins.opcode, ins.oparg, 1);
+            reach(ins.target, ins.depth + jump);
+        }
+        int after = ins.depth + fall;
+        if (after > max_depth_) max_depth_ = after;
+        if (!ends_block(ins.opcode) && ins.next < (int)at_.size()) {
+            reach(ins.next, after);
+        }
+    }
+    if (max_depth_ > code->co_stacksize) {
+        throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT, "modelled stack deeper than co_stacksize"};
+    }
+}
+
+}  // namespace pyjion

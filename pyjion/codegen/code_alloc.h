@@ -1,0 +1,47 @@
+// Executable memory for compiled functions, and the object that owns one
+// function's machine code (it is released when the code object dies).
+#pragma once
+
+#include <asmjit/core.h>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pyjion {
+
+struct NativeMark {
+    int bytecode_offset;
+    std::string opcode;
+    int oparg;
+    uint32_t native_offset;
+};
+
+struct NativeCall {
+    uint32_t native_offset;   // offset just after the call instruction
+    std::string name;
+};
+
+class CompiledCode {
+public:
+    CompiledCode(void *entry, size_t size, std::vector<NativeMark> marks, std::vector<NativeCall> calls)
+        : entry_(entry), size_(size), marks_(std::move(marks)), calls_(std::move(calls)) {}
+    ~CompiledCode();
+    CompiledCode(const CompiledCode &) = delete;
+    CompiledCode &operator=(const CompiledCode &) = delete;
+
+    void *entry() const { return entry_; }
+    size_t size() const { return size_; }
+    const std::vector<NativeMark> &marks() const { return marks_; }
+    const std::vector<NativeCall> &calls() const { return calls_; }
+
+private:
+    void *entry_;
+    size_t size_;
+    std::vector<NativeMark> marks_;
+    std::vector<NativeCall> calls_;
+};
+
+// The process-wide AsmJit runtime (used with the GIL held).
+asmjit::JitRuntime &jit_runtime();
+
+}  // namespace pyjion

@@ -1,0 +1,554 @@
+#include "compiler.h"
+
+#include "../codegen_api.h"
+#include "opcodes.h"
+#include "interp_state.h"
+#include "runtime.h"
+
+namespace pyjion {
+
+using namespace asmjit;
+
+namespace {
+const char kNoWhere[] = "";   // _Py_CheckRecursiveCall's "where" suffix, as the interpreter passes it
+
+bool falls_through(int opcode)
+{
+    switch (opcode) {
+    case RETURN_VALUE: case RAISE_VARARGS: case RERAISE:
+    case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT:
+        return false;
+    default:
+        return true;
+    }
+}
+}  // namespace
+
+#define CALL(fn) em_.call(reinterpret_cast<const void *>(&(fn)), #fn)
+
+Compiler::Compiler(PyCodeObject *code, CodeHolder &holder, const CompileOptions &options)
+    : code_(code), options_(options), bytecode_(code), em_(holder, code->co_nlocalsplus)
+{
+}
+
+void Compiler::compile()
+{
+    if (PyBytes_GET_SIZE(code_->co_exceptiontable) != 0) {
+        throw CompileError{PYJION_RESULT_UNSUPPORTED_OPCODE,
+                           "exception handling (co_exceptiontable) is not supported yet"};
+    }
+    auto &a = em_.as();
+    const auto &instrs = bytecode_.instrs();
+    labels_.clear();
+    for (size_t k = 0; k < instrs.size(); k++) labels_.push_back(a.newLabel());
+    exit_return_ = a.newLabel();
+    exit_error_ = a.newLabel();
+    exit_unlinked_ = a.newLabel();
+
+    emit_prologue();
+    for (size_t k = 0; k < instrs.size(); k++) {
+        const Instr &ins = instrs[k];
+        a.bind(labels_[k]);
+        boundaries_.push_back(BoundaryMark{ins.offset(), ins.opcode, ins.oparg, labels_[k]});
+        if (ins.depth < 0) continue;   // unreachable: nothing to emit
+        cur_ = &ins;
+        depth_ = ins.depth;
+        if (options_.debug) {
+            em_.set_prev_instr(ins.index);
+            a.mov(x86::rdi, Emitter::frame);
+            a.mov(x86::esi, depth_);
+            a.mov(x86::edx, ins.index);
+            CALL(rt::pyj_rt_debug_check_stack);
+        }
+        dispatch(ins);
+        if (falls_through(ins.opcode)) {
+            int expected = ins.depth + PyCompile_OpcodeStackEffectWithJump(ins.opcode, ins.oparg, 0);
+            if (depth_ != expected) {
+                throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
+                                   std::string("modelled stack depth ") + std::to_string(depth_) + " != " +
+                                       std::to_string(expected) + " after " + opcode_name(ins.opcode) +
+                                       " at offset " + std::to_string(ins.offset())};
+            }
+        }
+    }
+    // Falling off the end cannot happen in valid bytecode; trap if it does.
+    a.ud2();
+    emit_epilogue();
+    em_.emit_cold();
+}
+
+void Compiler::dispatch(const Instr &ins)
+{
+    switch (ins.opcode) {
+#define OPCODE(name, num, caches, jump) \
+    case num: visit_##name(ins); break;
+#include "opcodes.def"
+#undef OPCODE
+    default:
+        throw CompileError{PYJION_RESULT_UNSUPPORTED_OPCODE,
+                           "unknown opcode " + std::to_string(ins.opcode) + " at offset " +
+                               std::to_string(ins.offset())};
+    }
+}
+
+void Compiler::unsupported(const Instr &ins)
+{
+    throw CompileError{PYJION_RESULT_UNSUPPORTED_OPCODE, std::string("unsupported opcode ") +
+                                                             opcode_name(ins.opcode) + " at offset " +
+                                                             std::to_string(ins.offset())};
+}
+
+// ---- frame entry and exit ----------------------------------------------------
+
+void Compiler::emit_prologue()
+{
+    auto &a = em_.as();
+    a.push(x86::rbp);
+    a.mov(x86::rbp, x86::rsp);
+    a.push(x86::rbx);
+    a.push(x86::r12);
+    a.push(x86::r13);
+    a.push(x86::r14);
+    a.push(x86::r15);
+    a.sub(x86::rsp, 8);   // keep rsp 16-byte aligned at calls
+    a.mov(Emitter::tstate, x86::rdi);
+    a.mov(Emitter::frame, x86::rsi);
+    em_.load_address(Emitter::first_instr, _PyCode_CODE(code_));
+
+    // Link the frame in as the thread's current frame, as the interpreter does,
+    // so tracebacks, sys._getframe() and PyEval_GetFrame() see it.
+    a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame));
+    a.mov(x86::qword_ptr(Emitter::frame, layout::kFramePrevious), x86::rax);
+    a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), Emitter::frame);
+    a.mov(x86::byte_ptr(Emitter::frame, layout::kFrameIsEntry), 1);
+    // While running, values on the stack are not visible to the GC (as in ceval.c).
+    a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), -1);
+
+    // Recursion limit: if (ts->recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, "")) fail.
+    // On failure _Py_CheckRecursiveCall has already undone the decrement.
+    Label resume = a.newLabel();
+    a.mov(x86::eax, x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
+    a.lea(x86::ecx, x86::ptr(x86::rax, -1));
+    a.mov(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining), x86::ecx);
+    a.test(x86::eax, x86::eax);
+    Label slow = em_.cold([this, resume](Emitter &e) {
+        auto &a = e.as();
+        a.mov(x86::rdi, Emitter::tstate);
+        e.load_address(x86::rsi, kNoWhere);
+        CALL(_Py_CheckRecursiveCall);
+        a.test(x86::eax, x86::eax);
+        a.jz(resume);
+        a.xor_(x86::r14d, x86::r14d);
+        a.jmp(exit_unlinked_);
+    });
+    a.jle(slow);
+    a.bind(resume);
+}
+
+void Compiler::emit_epilogue()
+{
+    auto &a = em_.as();
+    a.bind(exit_error_);
+    a.xor_(x86::r14d, x86::r14d);
+    a.bind(exit_return_);   // r14: the result, or NULL with an exception set
+    a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
+    a.bind(exit_unlinked_);
+    // Empty value stack: the caller's frame clearing releases exactly the locals.
+    a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), code_->co_nlocalsplus);
+    a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+    a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevious));
+    a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
+    a.mov(x86::rax, x86::r14);
+    a.add(x86::rsp, 8);
+    a.pop(x86::r15);
+    a.pop(x86::r14);
+    a.pop(x86::r13);
+    a.pop(x86::r12);
+    a.pop(x86::rbx);
+    a.pop(x86::rbp);
+    a.ret();
+}
+
+// ---- shared pieces -------------------------------------------------------------
+
+Label Compiler::error_exit(int depth) { return error_exit_at(cur_->index, depth); }
+
+Label Compiler::error_exit_at(int unit, int depth)
+{
+    return em_.cold([this, unit, depth](Emitter &e) {
+        auto &a = e.as();
+        e.set_prev_instr(unit);
+        a.mov(x86::rdi, Emitter::tstate);
+        a.mov(x86::rsi, Emitter::frame);
+        a.mov(x86::edx, depth);
+        CALL(rt::pyj_rt_error_exit);
+        a.jmp(exit_error_);
+    });
+}
+
+void Compiler::jump_if_error_zero(const x86::Gp &result, int depth)
+{
+    em_.as().test(result, result);
+    em_.as().jz(error_exit(depth));
+}
+
+void Compiler::eval_breaker_check()
+{
+    auto &a = em_.as();
+    Label back = a.newLabel();
+    int unit = cur_->index;
+    int depth = depth_;
+    Label pending = em_.cold([this, back, unit, depth](Emitter &e) {
+        auto &a = e.as();
+        e.set_prev_instr(unit);
+        a.mov(x86::rdi, Emitter::tstate);
+        CALL(rt::pyj_rt_eval_breaker);
+        a.test(x86::eax, x86::eax);
+        a.jnz(error_exit_at(unit, depth));
+        a.jmp(back);
+    });
+    em_.load_address(x86::rax, pyj_eval_breaker_address());
+    a.cmp(x86::dword_ptr(x86::rax), 0);
+    a.jne(pending);
+    a.bind(back);
+}
+
+Label Compiler::label_for(int target_unit)
+{
+    int k = bytecode_.instr_at(target_unit);
+    const Instr &target = bytecode_.instrs()[k];
+    if (target.depth != depth_) {
+        throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
+                           "jump from offset " + std::to_string(cur_->offset()) + " with stack depth " +
+                               std::to_string(depth_) + " to a target expecting " + std::to_string(target.depth)};
+    }
+    return labels_[k];
+}
+
+void Compiler::jump_to(int target_unit)
+{
+    if (opcode_jump_kind(cur_->opcode) == REL_BACKWARD && cur_->opcode != JUMP_BACKWARD_NO_INTERRUPT) {
+        eval_breaker_check();
+    }
+    em_.as().jmp(label_for(target_unit));
+}
+
+// ---- opcodes the baseline compiler handles ----------------------------------------
+
+void Compiler::visit_CACHE(const Instr &) {}
+void Compiler::visit_NOP(const Instr &) {}
+
+void Compiler::visit_RESUME(const Instr &ins)
+{
+    if (ins.oparg < 2) eval_breaker_check();
+}
+
+void Compiler::visit_LOAD_FAST(const Instr &ins)
+{
+    auto &a = em_.as();
+    int depth = depth_;
+    int index = ins.oparg;
+    int unit = ins.index;
+    Label unbound = em_.cold([this, index, depth, unit](Emitter &e) {
+        e.set_prev_instr(unit);
+        e.as().mov(x86::rdi, Emitter::frame);
+        e.as().mov(x86::esi, index);
+        CALL(rt::pyj_rt_unbound_local);
+        e.as().jmp(error_exit_at(unit, depth));
+    });
+    a.mov(x86::rax, em_.local(index));
+    a.test(x86::rax, x86::rax);
+    a.jz(unbound);
+    em_.incref(x86::rax);
+    push(x86::rax);
+}
+
+void Compiler::visit_STORE_FAST(const Instr &ins)
+{
+    auto &a = em_.as();
+    pop_to(x86::rax);
+    a.mov(x86::rdi, em_.local(ins.oparg));
+    a.mov(em_.local(ins.oparg), x86::rax);
+    em_.set_prev_instr(ins.index);   // the old value's __del__ may look at this frame
+    em_.xdecref(x86::rdi);
+}
+
+void Compiler::visit_LOAD_CONST(const Instr &ins)
+{
+    PyObject *value = PyTuple_GET_ITEM(code_->co_consts, ins.oparg);   // kept alive by the code object
+    em_.load_address(x86::rax, value);
+    em_.incref(x86::rax);
+    push(x86::rax);
+}
+
+void Compiler::visit_POP_TOP(const Instr &ins)
+{
+    pop_to(x86::rdi);
+    em_.set_prev_instr(ins.index);
+    em_.decref(x86::rdi);
+}
+
+// Calls fn(second, top) -> new reference, releases both inputs, pushes the result.
+void Compiler::binary_call(const void *fn, const char *name)
+{
+    auto &a = em_.as();
+    em_.set_prev_instr(cur_->index);
+    a.mov(x86::rdi, top(1));
+    a.mov(x86::rsi, top(0));
+    em_.call(fn, name);
+    a.mov(x86::r14, x86::rax);
+    pop_to(x86::rdi);
+    em_.decref(x86::rdi);
+    pop_to(x86::rdi);
+    em_.decref(x86::rdi);
+    jump_if_error_zero(x86::r14, depth_);
+    push(x86::r14);
+}
+
+void Compiler::visit_BINARY_OP(const Instr &ins)
+{
+    struct Op { const void *fn; const char *name; };
+#define NB(fn) Op{reinterpret_cast<const void *>(&(fn)), #fn}
+    static const Op ops[] = {
+        NB(PyNumber_Add), NB(PyNumber_And), NB(PyNumber_FloorDivide), NB(PyNumber_Lshift),
+        NB(PyNumber_MatrixMultiply), NB(PyNumber_Multiply), NB(PyNumber_Remainder), NB(PyNumber_Or),
+        NB(rt::pyj_rt_power), NB(PyNumber_Rshift), NB(PyNumber_Subtract), NB(PyNumber_TrueDivide),
+        NB(PyNumber_Xor), NB(PyNumber_InPlaceAdd), NB(PyNumber_InPlaceAnd), NB(PyNumber_InPlaceFloorDivide),
+        NB(PyNumber_InPlaceLshift), NB(PyNumber_InPlaceMatrixMultiply), NB(PyNumber_InPlaceMultiply),
+        NB(PyNumber_InPlaceRemainder), NB(PyNumber_InPlaceOr), NB(rt::pyj_rt_inplace_power),
+        NB(PyNumber_InPlaceRshift), NB(PyNumber_InPlaceSubtract), NB(PyNumber_InPlaceTrueDivide),
+        NB(PyNumber_InPlaceXor),
+    };
+#undef NB
+    // The table follows the NB_* numbering of CPython 3.11 (opcode._nb_ops).
+    static_assert(sizeof(ops) / sizeof(ops[0]) == NB_INPLACE_XOR + 1, "BINARY_OP table out of step");
+    if (ins.oparg < 0 || ins.oparg > NB_INPLACE_XOR) unsupported(ins);
+    binary_call(ops[ins.oparg].fn, ops[ins.oparg].name);
+}
+
+void Compiler::visit_COMPARE_OP(const Instr &ins)
+{
+    auto &a = em_.as();
+    if (ins.oparg < Py_LT || ins.oparg > Py_GE) unsupported(ins);
+    em_.set_prev_instr(ins.index);
+    a.mov(x86::rdi, top(1));
+    a.mov(x86::rsi, top(0));
+    a.mov(x86::edx, ins.oparg);
+    CALL(PyObject_RichCompare);
+    a.mov(x86::r14, x86::rax);
+    pop_to(x86::rdi);
+    em_.decref(x86::rdi);
+    pop_to(x86::rdi);
+    em_.decref(x86::rdi);
+    jump_if_error_zero(x86::r14, depth_);
+    push(x86::r14);
+}
+
+// POP_JUMP_{FORWARD,BACKWARD}_IF_{TRUE,FALSE}: True/False are tested by
+// identity, anything else through PyObject_IsTrue, as the interpreter does.
+void Compiler::pop_jump_if_bool(const Instr &ins, bool jump_when_true)
+{
+    auto &a = em_.as();
+    Label is_true = a.newLabel(), slow = a.newLabel();
+    Label take = a.newLabel(), skip = a.newLabel();
+    pop_to(x86::rdi);
+    em_.load_address(x86::rax, Py_True);
+    a.cmp(x86::rdi, x86::rax);
+    a.je(is_true);
+    em_.load_address(x86::rax, Py_False);
+    a.cmp(x86::rdi, x86::rax);
+    a.jne(slow);
+    em_.decref_no_dealloc(x86::rdi);
+    a.jmp(jump_when_true ? skip : take);
+    a.bind(is_true);
+    em_.decref_no_dealloc(x86::rdi);
+    a.jmp(jump_when_true ? take : skip);
+
+    a.bind(slow);
+    em_.set_prev_instr(ins.index);
+    a.mov(x86::r14, x86::rdi);
+    CALL(PyObject_IsTrue);
+    a.mov(x86::r15d, x86::eax);
+    em_.decref(x86::r14);
+    a.test(x86::r15d, x86::r15d);
+    a.js(error_exit(depth_));
+    if (jump_when_true) a.jnz(take); else a.jz(take);
+    a.jmp(skip);
+
+    a.bind(take);
+    jump_to(ins.target);
+    a.bind(skip);
+}
+
+void Compiler::pop_jump_if_none(const Instr &ins, bool jump_when_none)
+{
+    auto &a = em_.as();
+    Label is_none = a.newLabel(), skip = a.newLabel(), take = a.newLabel();
+    pop_to(x86::rdi);
+    em_.load_address(x86::rax, Py_None);
+    a.cmp(x86::rdi, x86::rax);
+    a.je(is_none);
+    em_.set_prev_instr(ins.index);
+    em_.decref(x86::rdi);
+    a.jmp(jump_when_none ? skip : take);
+    a.bind(is_none);
+    em_.decref_no_dealloc(x86::rdi);
+    if (!jump_when_none) a.jmp(skip);
+    a.bind(take);
+    jump_to(ins.target);
+    a.bind(skip);
+}
+
+// JUMP_IF_{TRUE,FALSE}_OR_POP: jump keeping the value, or pop it and go on.
+void Compiler::jump_or_pop(const Instr &ins, bool jump_when_true)
+{
+    auto &a = em_.as();
+    Label is_true = a.newLabel(), slow = a.newLabel(), take = a.newLabel(), pop_on = a.newLabel(),
+          done = a.newLabel();
+    a.mov(x86::rdi, top(0));
+    em_.load_address(x86::rax, Py_True);
+    a.cmp(x86::rdi, x86::rax);
+    a.je(is_true);
+    em_.load_address(x86::rax, Py_False);
+    a.cmp(x86::rdi, x86::rax);
+    a.jne(slow);
+    a.jmp(jump_when_true ? pop_on : take);
+    a.bind(is_true);
+    a.jmp(jump_when_true ? take : pop_on);
+
+    a.bind(slow);
+    em_.set_prev_instr(ins.index);
+    CALL(PyObject_IsTrue);
+    a.test(x86::eax, x86::eax);
+    a.js(error_exit(depth_));
+    if (jump_when_true) a.jnz(take); else a.jz(take);
+
+    a.bind(pop_on);
+    a.mov(x86::rdi, top(0));
+    em_.set_prev_instr(ins.index);
+    em_.decref(x86::rdi);
+    a.jmp(done);
+
+    a.bind(take);
+    jump_to(ins.target);   // the value stays on the stack
+    a.bind(done);
+    depth_--;
+}
+
+void Compiler::visit_POP_JUMP_FORWARD_IF_FALSE(const Instr &ins) { pop_jump_if_bool(ins, false); }
+void Compiler::visit_POP_JUMP_FORWARD_IF_TRUE(const Instr &ins) { pop_jump_if_bool(ins, true); }
+void Compiler::visit_POP_JUMP_BACKWARD_IF_FALSE(const Instr &ins) { pop_jump_if_bool(ins, false); }
+void Compiler::visit_POP_JUMP_BACKWARD_IF_TRUE(const Instr &ins) { pop_jump_if_bool(ins, true); }
+void Compiler::visit_POP_JUMP_FORWARD_IF_NONE(const Instr &ins) { pop_jump_if_none(ins, true); }
+void Compiler::visit_POP_JUMP_FORWARD_IF_NOT_NONE(const Instr &ins) { pop_jump_if_none(ins, false); }
+void Compiler::visit_POP_JUMP_BACKWARD_IF_NONE(const Instr &ins) { pop_jump_if_none(ins, true); }
+void Compiler::visit_POP_JUMP_BACKWARD_IF_NOT_NONE(const Instr &ins) { pop_jump_if_none(ins, false); }
+void Compiler::visit_JUMP_IF_FALSE_OR_POP(const Instr &ins) { jump_or_pop(ins, false); }
+void Compiler::visit_JUMP_IF_TRUE_OR_POP(const Instr &ins) { jump_or_pop(ins, true); }
+
+void Compiler::visit_JUMP_FORWARD(const Instr &ins) { jump_to(ins.target); }
+void Compiler::visit_JUMP_BACKWARD(const Instr &ins) { jump_to(ins.target); }
+void Compiler::visit_JUMP_BACKWARD_NO_INTERRUPT(const Instr &ins) { jump_to(ins.target); }
+
+void Compiler::visit_RETURN_VALUE(const Instr &)
+{
+    pop_to(x86::r14);
+    em_.as().jmp(exit_return_);
+}
+
+// EXTENDED_ARG never reaches a visitor: decoding folds it into the next oparg.
+void Compiler::visit_EXTENDED_ARG(const Instr &ins) { unsupported(ins); }
+
+// ---- opcodes not compiled yet: the code runs in the interpreter -----------------------
+#define NOT_YET(name) \
+    void Compiler::visit_##name(const Instr &ins) { unsupported(ins); }
+NOT_YET(PUSH_NULL)
+NOT_YET(UNARY_POSITIVE)
+NOT_YET(UNARY_NEGATIVE)
+NOT_YET(UNARY_NOT)
+NOT_YET(UNARY_INVERT)
+NOT_YET(BINARY_SUBSCR)
+NOT_YET(GET_LEN)
+NOT_YET(MATCH_MAPPING)
+NOT_YET(MATCH_SEQUENCE)
+NOT_YET(MATCH_KEYS)
+NOT_YET(PUSH_EXC_INFO)
+NOT_YET(CHECK_EXC_MATCH)
+NOT_YET(CHECK_EG_MATCH)
+NOT_YET(WITH_EXCEPT_START)
+NOT_YET(GET_AITER)
+NOT_YET(GET_ANEXT)
+NOT_YET(BEFORE_ASYNC_WITH)
+NOT_YET(BEFORE_WITH)
+NOT_YET(END_ASYNC_FOR)
+NOT_YET(STORE_SUBSCR)
+NOT_YET(DELETE_SUBSCR)
+NOT_YET(GET_ITER)
+NOT_YET(GET_YIELD_FROM_ITER)
+NOT_YET(PRINT_EXPR)
+NOT_YET(LOAD_BUILD_CLASS)
+NOT_YET(LOAD_ASSERTION_ERROR)
+NOT_YET(RETURN_GENERATOR)
+NOT_YET(LIST_TO_TUPLE)
+NOT_YET(IMPORT_STAR)
+NOT_YET(SETUP_ANNOTATIONS)
+NOT_YET(YIELD_VALUE)
+NOT_YET(ASYNC_GEN_WRAP)
+NOT_YET(PREP_RERAISE_STAR)
+NOT_YET(POP_EXCEPT)
+NOT_YET(STORE_NAME)
+NOT_YET(DELETE_NAME)
+NOT_YET(UNPACK_SEQUENCE)
+NOT_YET(FOR_ITER)
+NOT_YET(UNPACK_EX)
+NOT_YET(STORE_ATTR)
+NOT_YET(DELETE_ATTR)
+NOT_YET(STORE_GLOBAL)
+NOT_YET(DELETE_GLOBAL)
+NOT_YET(SWAP)
+NOT_YET(LOAD_NAME)
+NOT_YET(BUILD_TUPLE)
+NOT_YET(BUILD_LIST)
+NOT_YET(BUILD_SET)
+NOT_YET(BUILD_MAP)
+NOT_YET(LOAD_ATTR)
+NOT_YET(IMPORT_NAME)
+NOT_YET(IMPORT_FROM)
+NOT_YET(LOAD_GLOBAL)
+NOT_YET(IS_OP)
+NOT_YET(CONTAINS_OP)
+NOT_YET(RERAISE)
+NOT_YET(COPY)
+NOT_YET(SEND)
+NOT_YET(DELETE_FAST)
+NOT_YET(RAISE_VARARGS)
+NOT_YET(GET_AWAITABLE)
+NOT_YET(MAKE_FUNCTION)
+NOT_YET(BUILD_SLICE)
+NOT_YET(MAKE_CELL)
+NOT_YET(LOAD_CLOSURE)
+NOT_YET(LOAD_DEREF)
+NOT_YET(STORE_DEREF)
+NOT_YET(DELETE_DEREF)
+NOT_YET(CALL_FUNCTION_EX)
+NOT_YET(LIST_APPEND)
+NOT_YET(SET_ADD)
+NOT_YET(MAP_ADD)
+NOT_YET(LOAD_CLASSDEREF)
+NOT_YET(COPY_FREE_VARS)
+NOT_YET(MATCH_CLASS)
+NOT_YET(FORMAT_VALUE)
+NOT_YET(BUILD_CONST_KEY_MAP)
+NOT_YET(BUILD_STRING)
+NOT_YET(LOAD_METHOD)
+NOT_YET(LIST_EXTEND)
+NOT_YET(SET_UPDATE)
+NOT_YET(DICT_MERGE)
+NOT_YET(DICT_UPDATE)
+NOT_YET(PRECALL)
+NOT_YET(CALL)
+NOT_YET(KW_NAMES)
+#undef NOT_YET
+
+}  // namespace pyjion

@@ -1,0 +1,79 @@
+// The single-pass baseline compiler: one visit_<OPCODE> method per CPython
+// 3.11 opcode, declared and dispatched from opcodes.def, so an opcode without
+// a visitor fails to build.
+#pragma once
+
+#include <asmjit/x86.h>
+#include <string>
+#include <vector>
+
+#include "bytecode.h"
+#include "emitter.h"
+
+namespace pyjion {
+
+struct CompileOptions {
+    bool debug = false;    // check the modelled stack at every bytecode boundary at run time
+};
+
+// What a compile produced, before it is placed in executable memory.
+struct BoundaryMark {
+    int bytecode_offset;   // byte offset of the instruction (as dis shows it)
+    int opcode;
+    int oparg;
+    asmjit::Label label;
+};
+
+class Compiler {
+public:
+    Compiler(PyCodeObject *code, asmjit::CodeHolder &holder, const CompileOptions &options);
+
+    // Emits the whole function; throws CompileError if it cannot.
+    void compile();
+
+    const std::vector<BoundaryMark> &boundaries() const { return boundaries_; }
+    const std::vector<CallSite> &call_sites() const { return em_.call_sites(); }
+
+private:
+#define OPCODE(name, num, caches, jump) void visit_##name(const Instr &ins);
+#include "opcodes.def"
+#undef OPCODE
+
+    void check_supported();
+    void dispatch(const Instr &ins);
+    [[noreturn]] void unsupported(const Instr &ins);
+
+    void emit_prologue();
+    void emit_epilogue();
+
+    // The value stack as the compiler models it (depth_ is the number of values).
+    x86::Mem top(int n = 0) const { return em_.stack(depth_ - 1 - n); }
+    void push(const x86::Gp &value) { em_.as().mov(em_.stack(depth_++), value); }
+    void pop_to(const x86::Gp &reg) { em_.as().mov(reg, em_.stack(--depth_)); }
+
+    // Jumps to the error exit for the current instruction with `depth` values
+    // left on the stack (the instruction's consumed inputs already released).
+    asmjit::Label error_exit(int depth);
+    asmjit::Label error_exit_at(int unit_index, int depth);   // for cold stubs, emitted later
+    void jump_if_error_zero(const x86::Gp &result, int depth);   // rax == NULL -> error
+    void eval_breaker_check();
+    void jump_to(int target_unit);
+    asmjit::Label label_for(int target_unit);
+
+    void binary_call(const void *fn, const char *name);
+    void pop_jump_if_bool(const Instr &ins, bool jump_when_true);
+    void pop_jump_if_none(const Instr &ins, bool jump_when_none);
+    void jump_or_pop(const Instr &ins, bool jump_when_true);
+
+    PyCodeObject *code_;
+    CompileOptions options_;
+    Bytecode bytecode_;
+    Emitter em_;
+    const Instr *cur_ = nullptr;
+    int depth_ = 0;
+    std::vector<asmjit::Label> labels_;     // one per instruction
+    std::vector<BoundaryMark> boundaries_;
+    asmjit::Label exit_return_, exit_error_, exit_unlinked_;
+};
+
+}  // namespace pyjion

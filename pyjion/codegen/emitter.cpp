@@ -1,0 +1,63 @@
+#include "emitter.h"
+
+namespace pyjion {
+
+using namespace asmjit;
+
+Emitter::Emitter(CodeHolder &holder, int nlocalsplus) : holder_(holder), a_(&holder), nlocalsplus_(nlocalsplus) {}
+
+void Emitter::incref(const x86::Gp &obj) { a_.inc(x86::qword_ptr(obj)); }
+
+void Emitter::decref_no_dealloc(const x86::Gp &obj) { a_.dec(x86::qword_ptr(obj)); }
+
+void Emitter::decref(const x86::Gp &obj)
+{
+    Label alive = a_.newLabel();
+    a_.dec(x86::qword_ptr(obj));
+    a_.jnz(alive);
+    if (obj != x86::rdi) a_.mov(x86::rdi, obj);
+    call(reinterpret_cast<const void *>(&_Py_Dealloc), "_Py_Dealloc");
+    a_.bind(alive);
+}
+
+void Emitter::xdecref(const x86::Gp &obj)
+{
+    Label done = a_.newLabel();
+    a_.test(obj, obj);
+    a_.jz(done);
+    decref(obj);
+    a_.bind(done);
+}
+
+void Emitter::call(const void *fn, const char *name)
+{
+    a_.mov(x86::rax, imm(reinterpret_cast<uint64_t>(fn)));
+    a_.call(x86::rax);
+    calls_.push_back(CallSite{static_cast<uint32_t>(a_.offset()), name});
+}
+
+void Emitter::set_prev_instr(int unit_index)
+{
+    a_.lea(x86::rax, x86::ptr(first_instr, unit_index * 2));
+    a_.mov(x86::qword_ptr(frame, layout::kFramePrevInstr), x86::rax);
+}
+
+Label Emitter::cold(std::function<void(Emitter &)> body)
+{
+    Label l = a_.newLabel();
+    cold_.emplace_back(l, std::move(body));
+    return l;
+}
+
+void Emitter::emit_cold()
+{
+    // Stubs may add further stubs; index rather than iterate.
+    for (size_t i = 0; i < cold_.size(); i++) {
+        a_.bind(cold_[i].first);
+        auto body = cold_[i].second;
+        body(*this);
+    }
+    cold_.clear();
+}
+
+}  // namespace pyjion

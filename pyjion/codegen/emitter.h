@@ -1,0 +1,70 @@
+// A thin layer over AsmJit's x86 assembler for the baseline compiler: fixed
+// registers for the frame and thread state, operands for locals and value-stack
+// slots, reference counting, calls, labels and out-of-line (cold) stubs.
+//
+// Register plan (all callee-saved, so they survive helper calls):
+//   rbx  the _PyInterpreterFrame*      r12  the PyThreadState*
+//   r13  _PyCode_CODE(code), the base of prev_instr
+//   r14, r15  scratch values that must survive a call
+#pragma once
+
+#include <asmjit/x86.h>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "frame_layout.h"
+
+namespace pyjion {
+
+namespace x86 = asmjit::x86;
+
+struct CallSite {
+    uint32_t native_offset;   // offset of the instruction after the call
+    std::string name;
+};
+
+class Emitter {
+public:
+    Emitter(asmjit::CodeHolder &holder, int nlocalsplus);
+
+    x86::Assembler &as() { return a_; }
+
+    // Operands
+    x86::Mem local(int index) const { return x86::qword_ptr(frame, layout::local_offset(index)); }
+    x86::Mem stack(int slot) const { return local(nlocalsplus_ + slot); }   // slot 0 = bottom
+
+    // Reference counting (CPython 3.11: ob_refcnt at offset 0, no immortal objects)
+    void incref(const x86::Gp &obj);
+    void decref(const x86::Gp &obj);     // may call _Py_Dealloc; clobbers caller-saved registers
+    void xdecref(const x86::Gp &obj);
+    void decref_no_dealloc(const x86::Gp &obj);   // for True/False/None, which never die
+
+    // Calls a C function at an absolute address; `name` annotates the disassembly.
+    void call(const void *fn, const char *name);
+
+    void load_address(const x86::Gp &dst, const void *ptr) { a_.mov(dst, asmjit::imm(reinterpret_cast<uint64_t>(ptr))); }
+    void set_prev_instr(int unit_index);
+
+    asmjit::Label new_label() { return a_.newLabel(); }
+    void bind(const asmjit::Label &l) { a_.bind(l); }
+
+    // Out-of-line code, emitted after the function body by emit_cold().
+    asmjit::Label cold(std::function<void(Emitter &)> body);
+    void emit_cold();
+
+    const std::vector<CallSite> &call_sites() const { return calls_; }
+
+    static constexpr x86::Gp frame = x86::rbx;
+    static constexpr x86::Gp tstate = x86::r12;
+    static constexpr x86::Gp first_instr = x86::r13;
+
+private:
+    asmjit::CodeHolder &holder_;
+    x86::Assembler a_;
+    int nlocalsplus_;
+    std::vector<std::pair<asmjit::Label, std::function<void(Emitter &)>>> cold_;
+    std::vector<CallSite> calls_;
+};
+
+}  // namespace pyjion

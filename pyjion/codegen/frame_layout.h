@@ -1,0 +1,35 @@
+// CPython 3.11's frame, thread-state and code layout, as the machine code sees
+// it: the offsets and addresses baked into emitted instructions. Porting to
+// 3.12 starts here (and in ../cpython311.h for the hook).
+#pragma once
+
+#include <Python.h>
+#if PY_VERSION_HEX < 0x030B0000 || PY_VERSION_HEX >= 0x030C0000
+#error "pyjion's code generator is written against CPython 3.11's frame layout"
+#endif
+#ifndef Py_BUILD_CORE
+#define Py_BUILD_CORE 1
+#endif
+#include "internal/pycore_frame.h"
+#include "internal/pycore_code.h"
+#include <cstddef>
+#include <cstdint>
+
+namespace pyjion::layout {
+
+// _PyInterpreterFrame
+constexpr int32_t kFrameCode = offsetof(_PyInterpreterFrame, f_code);
+constexpr int32_t kFramePrevious = offsetof(_PyInterpreterFrame, previous);
+constexpr int32_t kFramePrevInstr = offsetof(_PyInterpreterFrame, prev_instr);
+constexpr int32_t kFrameStackTop = offsetof(_PyInterpreterFrame, stacktop);
+constexpr int32_t kFrameIsEntry = offsetof(_PyInterpreterFrame, is_entry);
+constexpr int32_t kFrameLocalsPlus = offsetof(_PyInterpreterFrame, localsplus);
+
+// PyThreadState and _PyCFrame
+constexpr int32_t kTstateCFrame = offsetof(PyThreadState, cframe);
+constexpr int32_t kTstateRecursionRemaining = offsetof(PyThreadState, recursion_remaining);
+constexpr int32_t kCFrameCurrentFrame = offsetof(_PyCFrame, current_frame);
+
+inline int32_t local_offset(int index) { return kFrameLocalsPlus + 8 * index; }
+
+}  // namespace pyjion::layout

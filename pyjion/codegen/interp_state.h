@@ -1,0 +1,23 @@
+// Accessors for interpreter-state fields (implemented in C: see interp_state.c).
+#pragma once
+
+#include <Python.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Address of the interpreter's eval_breaker flag: non-zero when signals,
+// pending calls, a GIL drop request or an async exception need attention.
+const void *pyj_eval_breaker_address(void);
+
+// Exported by libpython but declared only in pycore_ceval.h, which C++ cannot
+// include: the slow path of the recursion-limit check.
+int _Py_CheckRecursiveCall(PyThreadState *tstate, const char *where);
+
+// Another thread asked this one to drop the GIL.
+int pyj_gil_drop_requested(PyThreadState *ts);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,57 @@
+/* The one interface between the hook (_eval) and the code generator (_codegen).
+ *
+ * _codegen publishes a PyjionCodegenAPI struct in the capsule
+ * "pyjion._codegen._C_API". _eval only ever sees a function pointer to call and
+ * an owner object that keeps the machine code alive; it knows nothing of AsmJit.
+ */
+#ifndef PYJION_CODEGEN_API_H
+#define PYJION_CODEGEN_API_H
+
+#include <Python.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct _PyInterpreterFrame;
+
+/* Same signature as a PEP 523 eval function: compiled code is entered exactly
+ * where _PyEval_EvalFrameDefault would have been. */
+typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
+
+#define PYJION_CODEGEN_API_VERSION 1
+
+/* Outcome kinds, mirrored by pyjion.CompilationResult. */
+enum {
+    PYJION_RESULT_SUCCESS = 1,
+    PYJION_RESULT_COMPILER_ERROR = 10,
+    PYJION_RESULT_JIT_FAILURE = 11,
+    PYJION_RESULT_STACK_EFFECT_FAULT = 12,
+    PYJION_RESULT_UNSUPPORTED_OPCODE = 110,
+};
+
+typedef struct {
+    int debug;               /* verify the modelled stack depth at every bytecode boundary */
+} PyjionCompileOptions;
+
+typedef struct {
+    int result;              /* PYJION_RESULT_* */
+    PyjionEntry entry;       /* set on success */
+    PyObject *owner;         /* new reference on success: keeps the machine code alive */
+    PyObject *reason;        /* new reference (str) on failure */
+    Py_ssize_t code_size;    /* bytes of machine code */
+} PyjionCompileResult;
+
+typedef struct {
+    int version;
+    /* Compiles `code` (a PyCodeObject). Returns 0 and fills `out` whether or not
+     * the code could be compiled; returns -1 with a Python exception set only on
+     * an internal error (out of memory). Needs the GIL. */
+    int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out);
+} PyjionCodegenAPI;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,135 @@
+/* The per-code-object record kept in the code's extra slot, and the profiler's
+ * per-call context. Plain C, used by the hook (_eval.pyx). */
+#ifndef PYJION_RECORD_H
+#define PYJION_RECORD_H
+
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "codegen_api.h"
+
+enum { PYJ_INTERPRETED = 0, PYJ_COMPILING = 1, PYJ_COMPILED = 2, PYJ_FAILED = 3 };
+
+/* Type profile: the types seen for the first arguments while the code ran in
+ * the interpreter. Only static (non-heap) types are kept, by strong reference;
+ * every heap type counts as "object", so a record never keeps a class alive. */
+#define PYJ_PROFILED_ARGS 6
+#define PYJ_TYPES_PER_ARG 4
+typedef struct {
+    PyTypeObject *seen[PYJ_PROFILED_ARGS][PYJ_TYPES_PER_ARG];
+    uint8_t other[PYJ_PROFILED_ARGS];     /* a heap type or a 5th type was seen */
+    uint32_t samples;
+} PyjTypeProfile;
+
+/* Profiler: one edge per caller of this code (cProfile's "subentry"). The edge
+ * holds a strong reference to the caller's code until the stats are reset. */
+typedef struct {
+    PyObject *caller;
+    uint64_t calls, recursive_calls, total_ticks, own_ticks;
+    uint32_t active;          /* this caller->callee pair currently on the stack */
+} PyjEdge;
+
+typedef struct {
+    uint64_t calls, recursive_calls, total_ticks, own_ticks;
+    uint32_t active;          /* frames of this code currently on the stack */
+    uint32_t listed;          /* held in the profiler's list of codes */
+    uint32_t n_edges, cap_edges;
+    PyjEdge *edges;
+} PyjProfile;
+
+typedef struct {
+    uint64_t calls;           /* every call/resume the hook saw */
+    int state;                /* PYJ_INTERPRETED ... */
+    int tier;                 /* 0 interpreter, 1 baseline machine code */
+    int result;               /* PYJION_RESULT_* of the compile, 0 = not tried */
+    PyjionEntry entry;
+    PyObject *owner;          /* keeps the machine code alive */
+    PyObject *reason;         /* str: why compiling failed */
+    Py_ssize_t code_size;
+    PyjTypeProfile *types;    /* NULL until the first profiled call */
+    PyjProfile prof;
+} PyjRecord;
+
+static inline PyjRecord *pyj_record_new(void)
+{
+    return (PyjRecord *)PyMem_RawCalloc(1, sizeof(PyjRecord));
+}
+
+static inline void pyj_profile_clear(PyjProfile *p)
+{
+    uint32_t active = p->active;
+    PyjEdge *edges = p->edges;
+    uint32_t n = p->n_edges;
+    memset(p, 0, sizeof(*p));
+    p->active = active;       /* frames still running keep their recursion depth */
+    for (uint32_t i = 0; i < n; i++) Py_DECREF(edges[i].caller);
+    PyMem_RawFree(edges);
+}
+
+/* The extra slot's free function: the record dies with its code object. */
+static void pyj_record_free(void *p)
+{
+    PyjRecord *rec = (PyjRecord *)p;
+    if (rec == NULL) return;
+    Py_CLEAR(rec->owner);
+    Py_CLEAR(rec->reason);
+    if (rec->types) {
+        for (int a = 0; a < PYJ_PROFILED_ARGS; a++)
+            for (int t = 0; t < PYJ_TYPES_PER_ARG; t++)
+                Py_XDECREF((PyObject *)rec->types->seen[a][t]);
+        PyMem_RawFree(rec->types);
+    }
+    pyj_profile_clear(&rec->prof);
+    PyMem_RawFree(rec);
+}
+
+static inline void pyj_record_types(PyjRecord *rec, PyObject **args, int nargs)
+{
+    PyjTypeProfile *tp = rec->types;
+    if (tp == NULL) {
+        tp = rec->types = (PyjTypeProfile *)PyMem_RawCalloc(1, sizeof(PyjTypeProfile));
+        if (tp == NULL) return;
+    }
+    if (nargs > PYJ_PROFILED_ARGS) nargs = PYJ_PROFILED_ARGS;
+    tp->samples++;
+    for (int a = 0; a < nargs; a++) {
+        if (args[a] == NULL) continue;
+        PyTypeObject *type = Py_TYPE(args[a]);
+        if (type->tp_flags & Py_TPFLAGS_HEAPTYPE) { tp->other[a] = 1; continue; }
+        int t = 0;
+        for (; t < PYJ_TYPES_PER_ARG && tp->seen[a][t] != NULL; t++)
+            if (tp->seen[a][t] == type) break;
+        if (t == PYJ_TYPES_PER_ARG) { tp->other[a] = 1; continue; }
+        if (tp->seen[a][t] == NULL) { Py_INCREF(type); tp->seen[a][t] = type; }
+    }
+}
+
+/* Finds (or adds) the edge for `caller`; NULL only when out of memory. The last
+ * edge found is moved to the front, so a steady caller is found at once. */
+static inline PyjEdge *pyj_edge_for(PyjProfile *p, PyObject *caller)
+{
+    PyjEdge *e = p->edges;
+    if (p->n_edges && e[0].caller == caller) return e;
+    for (uint32_t i = 1; i < p->n_edges; i++) {
+        if (e[i].caller == caller) {
+            PyjEdge tmp = e[i]; e[i] = e[0]; e[0] = tmp;
+            return e;
+        }
+    }
+    if (p->n_edges == p->cap_edges) {
+        uint32_t cap = p->cap_edges ? p->cap_edges * 2 : 4;
+        PyjEdge *grown = (PyjEdge *)PyMem_RawRealloc(p->edges, cap * sizeof(PyjEdge));
+        if (grown == NULL) return NULL;
+        p->edges = e = grown;
+        p->cap_edges = cap;
+    }
+    e[p->n_edges] = e[0];
+    memset(&e[0], 0, sizeof(PyjEdge));
+    Py_INCREF(caller);
+    e[0].caller = caller;
+    p->n_edges++;
+    return e;
+}
+
+#endif

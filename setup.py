@@ -1,0 +1,92 @@
+"""Builds pyjion's two extensions.
+
+pyjion._eval     Cython: the PEP 523 hook, per-code records, the profiler clock.
+pyjion._codegen  pybind11 over pyjion/codegen/*.cpp: bytecode -> x86-64 with AsmJit.
+
+AsmJit comes from Debian's source package, built once with -fPIC by
+tools/build_asmjit.sh into build/asmjit (ASMJIT_ROOT overrides). Both extensions
+link with -Wl,-z,defs against libpython, so using a CPython symbol that is not
+exported fails here, at build time, instead of at import.
+"""
+import glob
+import os
+import subprocess
+import sys
+import sysconfig
+
+from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+PTH_NAME = "pyjion-startup.pth"
+
+
+def fail(msg):
+    sys.exit("pyjion build: " + msg)
+
+
+def asmjit_root():
+    root = os.environ.get("ASMJIT_ROOT") or os.path.join(ROOT, "build", "asmjit")
+    if not os.path.exists(os.path.join(root, "lib", "libasmjit.a")):
+        subprocess.check_call([os.path.join(ROOT, "tools", "build_asmjit.sh")])
+    return root
+
+
+def python_link_args():
+    libdir = sysconfig.get_config_var("LIBDIR")
+    ldlib = sysconfig.get_config_var("LDLIBRARY") or ""
+    if not ldlib.endswith(".so"):
+        fail("this Python is not built with --enable-shared; -Wl,-z,defs needs libpython3.11.so")
+    version = sysconfig.get_config_var("LDVERSION") or sysconfig.get_python_version()
+    return ["-L" + libdir, "-Wl,-rpath," + libdir, "-lpython" + version, "-Wl,-z,defs"]
+
+
+def extensions():
+    try:
+        import pybind11
+        from Cython.Build import cythonize
+    except ImportError as exc:
+        fail("missing build dependency %s; run 'make setup' (or pip install Cython pybind11)" % exc.name)
+    if sys.version_info[:2] != (3, 11):
+        fail("pyjion targets CPython 3.11; this is %d.%d" % sys.version_info[:2])
+    asmjit = asmjit_root()
+    link = python_link_args()
+    debug = os.environ.get("PYJION_DEBUG_BUILD") == "1"
+    opt = ["-O0", "-g"] if debug else ["-O2"]
+    eval_ext = Extension(
+        "pyjion._eval",
+        ["pyjion/_eval.pyx"],
+        include_dirs=["pyjion"],
+        depends=glob.glob("pyjion/*.h"),
+        extra_compile_args=opt + ["-Wno-unused-function"],
+        extra_link_args=link,
+    )
+    codegen_ext = Extension(
+        "pyjion._codegen",
+        ["pyjion/_codegen.cpp"] + sorted(glob.glob("pyjion/codegen/*.cpp")) + sorted(glob.glob("pyjion/codegen/*.c")),
+        include_dirs=["pyjion", pybind11.get_include(), os.path.join(asmjit, "include")],
+        depends=glob.glob("pyjion/codegen/*.h") + glob.glob("pyjion/codegen/*.def") + glob.glob("pyjion/*.h"),
+        define_macros=[("ASMJIT_STATIC", "1")] + ([("PYJION_DEBUG", "1")] if debug else []),
+        extra_compile_args=opt + ["-std=c++17", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter",
+                                  "-Wno-missing-field-initializers"],
+        extra_objects=[os.path.join(asmjit, "lib", "libasmjit.a")],
+        extra_link_args=link + ["-lrt", "-lpthread"],
+        language="c++",
+    )
+    return cythonize([eval_ext], language_level=3, compiler_directives={"boundscheck": False,
+                                                                        "wraparound": False}) + [codegen_ext]
+
+
+class build_py_with_pth(build_py):
+    """Ships pyjion-startup.pth at the top of site-packages: PYJION=1 then enables
+    the JIT at interpreter start-up (also in subprocesses and workers)."""
+
+    def run(self):
+        super().run()
+        self.copy_file(os.path.join(ROOT, "pyjion", PTH_NAME), os.path.join(self.build_lib, PTH_NAME))
+
+    def get_outputs(self, include_bytecode=1):
+        return super().get_outputs(include_bytecode) + [os.path.join(self.build_lib, PTH_NAME)]
+
+
+setup(ext_modules=extensions(), cmdclass={"build_py": build_py_with_pth})
