@@ -50,6 +50,7 @@ cdef extern from "cpython311.h":
     void *pyj_code_extra(PyCodeObject *co, Py_ssize_t index) noexcept
     int pyj_code_argcount(PyCodeObject *co) noexcept
     int pyj_frame_is_resume(PyjFrame *f) noexcept
+    int pyj_frame_creates_generator(PyjFrame *f) noexcept
     _PyFrameEvalFunction pyj_get_eval_func() noexcept
     void pyj_set_eval_func(_PyFrameEvalFunction fn) noexcept
 
@@ -211,7 +212,7 @@ cdef PyObject *pyjion_eval(PyThreadState *ts, PyjFrame *f, int throwflag) noexce
     if pyj_cstack_exhausted():
         return NULL
     rec.calls += 1
-    if g_profile:
+    if g_profile and not pyj_frame_creates_generator(f):
         return profiled_frame(ts, f, throwflag, rec, co)
     return run_frame(ts, f, throwflag, rec, co)
 

@@ -57,6 +57,15 @@ static inline int pyj_frame_is_resume(PyjFrame *f)
     return f->prev_instr >= _PyCode_CODE(f->f_code);
 }
 
+/* The call of a generator/coroutine function that only creates the generator
+ * (it runs up to RETURN_GENERATOR). cProfile sees no call event for it: the
+ * profiler counts only the resumes, as cProfile does. */
+static inline int pyj_frame_creates_generator(PyjFrame *f)
+{
+    return (f->f_code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) &&
+           f->prev_instr < _PyCode_CODE(f->f_code);
+}
+
 static inline _PyFrameEvalFunction pyj_get_eval_func(void)
 {
     return _PyInterpreterState_GetEvalFrameFunc(PyInterpreterState_Get());

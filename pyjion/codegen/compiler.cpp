@@ -24,7 +24,7 @@ bool falls_through(int opcode)
 }
 }  // namespace
 
-#define CALL(fn) em_.call(reinterpret_cast<const void *>(&(fn)), #fn)
+#define CALL(fn) PYJ_CALL(*this, fn)
 
 Compiler::Compiler(PyCodeObject *code, CodeHolder &holder, const CompileOptions &options)
     : code_(code), options_(options), bytecode_(code), em_(holder, code->co_nlocalsplus)
@@ -191,6 +191,12 @@ void Compiler::jump_if_error_zero(const x86::Gp &result, int depth)
 {
     em_.as().test(result, result);
     em_.as().jz(error_exit(depth));
+}
+
+void Compiler::jump_if_error_negative(const x86::Gp &status, int depth)
+{
+    em_.as().test(status, status);
+    em_.as().js(error_exit(depth));
 }
 
 void Compiler::eval_breaker_check()
@@ -460,95 +466,5 @@ void Compiler::visit_RETURN_VALUE(const Instr &)
 // EXTENDED_ARG never reaches a visitor: decoding folds it into the next oparg.
 void Compiler::visit_EXTENDED_ARG(const Instr &ins) { unsupported(ins); }
 
-// ---- opcodes not compiled yet: the code runs in the interpreter -----------------------
-#define NOT_YET(name) \
-    void Compiler::visit_##name(const Instr &ins) { unsupported(ins); }
-NOT_YET(PUSH_NULL)
-NOT_YET(UNARY_POSITIVE)
-NOT_YET(UNARY_NEGATIVE)
-NOT_YET(UNARY_NOT)
-NOT_YET(UNARY_INVERT)
-NOT_YET(BINARY_SUBSCR)
-NOT_YET(GET_LEN)
-NOT_YET(MATCH_MAPPING)
-NOT_YET(MATCH_SEQUENCE)
-NOT_YET(MATCH_KEYS)
-NOT_YET(PUSH_EXC_INFO)
-NOT_YET(CHECK_EXC_MATCH)
-NOT_YET(CHECK_EG_MATCH)
-NOT_YET(WITH_EXCEPT_START)
-NOT_YET(GET_AITER)
-NOT_YET(GET_ANEXT)
-NOT_YET(BEFORE_ASYNC_WITH)
-NOT_YET(BEFORE_WITH)
-NOT_YET(END_ASYNC_FOR)
-NOT_YET(STORE_SUBSCR)
-NOT_YET(DELETE_SUBSCR)
-NOT_YET(GET_ITER)
-NOT_YET(GET_YIELD_FROM_ITER)
-NOT_YET(PRINT_EXPR)
-NOT_YET(LOAD_BUILD_CLASS)
-NOT_YET(LOAD_ASSERTION_ERROR)
-NOT_YET(RETURN_GENERATOR)
-NOT_YET(LIST_TO_TUPLE)
-NOT_YET(IMPORT_STAR)
-NOT_YET(SETUP_ANNOTATIONS)
-NOT_YET(YIELD_VALUE)
-NOT_YET(ASYNC_GEN_WRAP)
-NOT_YET(PREP_RERAISE_STAR)
-NOT_YET(POP_EXCEPT)
-NOT_YET(STORE_NAME)
-NOT_YET(DELETE_NAME)
-NOT_YET(UNPACK_SEQUENCE)
-NOT_YET(FOR_ITER)
-NOT_YET(UNPACK_EX)
-NOT_YET(STORE_ATTR)
-NOT_YET(DELETE_ATTR)
-NOT_YET(STORE_GLOBAL)
-NOT_YET(DELETE_GLOBAL)
-NOT_YET(SWAP)
-NOT_YET(LOAD_NAME)
-NOT_YET(BUILD_TUPLE)
-NOT_YET(BUILD_LIST)
-NOT_YET(BUILD_SET)
-NOT_YET(BUILD_MAP)
-NOT_YET(LOAD_ATTR)
-NOT_YET(IMPORT_NAME)
-NOT_YET(IMPORT_FROM)
-NOT_YET(LOAD_GLOBAL)
-NOT_YET(IS_OP)
-NOT_YET(CONTAINS_OP)
-NOT_YET(RERAISE)
-NOT_YET(COPY)
-NOT_YET(SEND)
-NOT_YET(DELETE_FAST)
-NOT_YET(RAISE_VARARGS)
-NOT_YET(GET_AWAITABLE)
-NOT_YET(MAKE_FUNCTION)
-NOT_YET(BUILD_SLICE)
-NOT_YET(MAKE_CELL)
-NOT_YET(LOAD_CLOSURE)
-NOT_YET(LOAD_DEREF)
-NOT_YET(STORE_DEREF)
-NOT_YET(DELETE_DEREF)
-NOT_YET(CALL_FUNCTION_EX)
-NOT_YET(LIST_APPEND)
-NOT_YET(SET_ADD)
-NOT_YET(MAP_ADD)
-NOT_YET(LOAD_CLASSDEREF)
-NOT_YET(COPY_FREE_VARS)
-NOT_YET(MATCH_CLASS)
-NOT_YET(FORMAT_VALUE)
-NOT_YET(BUILD_CONST_KEY_MAP)
-NOT_YET(BUILD_STRING)
-NOT_YET(LOAD_METHOD)
-NOT_YET(LIST_EXTEND)
-NOT_YET(SET_UPDATE)
-NOT_YET(DICT_MERGE)
-NOT_YET(DICT_UPDATE)
-NOT_YET(PRECALL)
-NOT_YET(CALL)
-NOT_YET(KW_NAMES)
-#undef NOT_YET
 
 }  // namespace pyjion

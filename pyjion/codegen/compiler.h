@@ -10,6 +10,9 @@
 #include "bytecode.h"
 #include "emitter.h"
 
+// Calls a C function from a visitor, naming it in the disassembly.
+#define PYJ_CALL(compiler, fn) (compiler).em().call(reinterpret_cast<const void *>(&(fn)), #fn)
+
 namespace pyjion {
 
 struct CompileOptions {
@@ -39,28 +42,44 @@ private:
 #include "opcodes.def"
 #undef OPCODE
 
-    void check_supported();
     void dispatch(const Instr &ins);
-    [[noreturn]] void unsupported(const Instr &ins);
-
     void emit_prologue();
     void emit_epilogue();
+
+public:
+    // ---- the toolkit visitors use (visit_*.cpp) ----
+    Emitter &em() { return em_; }
+    x86::Assembler &as() { return em_.as(); }
+    PyCodeObject *code() const { return code_; }
+    const Instr &current() const { return *cur_; }
+    int depth() const { return depth_; }
+
+    [[noreturn]] void unsupported(const Instr &ins);
 
     // The value stack as the compiler models it (depth_ is the number of values).
     x86::Mem top(int n = 0) const { return em_.stack(depth_ - 1 - n); }
     void push(const x86::Gp &value) { em_.as().mov(em_.stack(depth_++), value); }
     void pop_to(const x86::Gp &reg) { em_.as().mov(reg, em_.stack(--depth_)); }
+    void drop(int n) { depth_ -= n; }        // model only: values already moved or released
+    void grow(int n) { depth_ += n; }        // model only: slots written by a helper
 
-    // Jumps to the error exit for the current instruction with `depth` values
-    // left on the stack (the instruction's consumed inputs already released).
+    // Sets prev_instr to the current instruction (before anything that can raise,
+    // call out, or run arbitrary code through a deallocation).
+    void set_prev_instr() { em_.set_prev_instr(cur_->index); }
+
+    // The error exit for the current instruction with `depth` values left on the
+    // stack (the instruction's consumed inputs already released).
     asmjit::Label error_exit(int depth);
     asmjit::Label error_exit_at(int unit_index, int depth);   // for cold stubs, emitted later
-    void jump_if_error_zero(const x86::Gp &result, int depth);   // rax == NULL -> error
+    void jump_if_error_zero(const x86::Gp &result, int depth);   // result == NULL -> error
+    void jump_if_error_negative(const x86::Gp &status, int depth);   // status < 0 -> error
     void eval_breaker_check();
-    void jump_to(int target_unit);
+    void jump_to(int target_unit);     // to a bytecode target, checking the eval breaker on backward jumps
     asmjit::Label label_for(int target_unit);
 
     void binary_call(const void *fn, const char *name);
+
+private:
     void pop_jump_if_bool(const Instr &ins, bool jump_when_true);
     void pop_jump_if_none(const Instr &ins, bool jump_when_none);
     void jump_or_pop(const Instr &ins, bool jump_when_true);

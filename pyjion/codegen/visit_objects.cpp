@@ -1,0 +1,59 @@
+// Visitors: Calls, containers, subscripts, unary operators, iteration, formatting and pattern matching.
+// An opcode still marked NOT_YET leaves its code object to the interpreter.
+#include "compiler.h"
+
+#include "../codegen_api.h"
+#include "opcodes.h"
+#include "runtime.h"
+
+namespace pyjion {
+
+using namespace asmjit;
+
+#define NOT_YET(name) \
+    void Compiler::visit_##name(const Instr &ins) { unsupported(ins); }
+NOT_YET(PUSH_NULL)
+NOT_YET(PRECALL)
+NOT_YET(CALL)
+NOT_YET(KW_NAMES)
+NOT_YET(CALL_FUNCTION_EX)
+NOT_YET(MAKE_FUNCTION)
+NOT_YET(BUILD_TUPLE)
+NOT_YET(BUILD_LIST)
+NOT_YET(BUILD_SET)
+NOT_YET(BUILD_MAP)
+NOT_YET(BUILD_CONST_KEY_MAP)
+NOT_YET(BUILD_STRING)
+NOT_YET(BUILD_SLICE)
+NOT_YET(LIST_APPEND)
+NOT_YET(SET_ADD)
+NOT_YET(MAP_ADD)
+NOT_YET(LIST_EXTEND)
+NOT_YET(SET_UPDATE)
+NOT_YET(DICT_MERGE)
+NOT_YET(DICT_UPDATE)
+NOT_YET(LIST_TO_TUPLE)
+NOT_YET(UNPACK_SEQUENCE)
+NOT_YET(UNPACK_EX)
+NOT_YET(BINARY_SUBSCR)
+NOT_YET(STORE_SUBSCR)
+NOT_YET(DELETE_SUBSCR)
+NOT_YET(UNARY_POSITIVE)
+NOT_YET(UNARY_NEGATIVE)
+NOT_YET(UNARY_NOT)
+NOT_YET(UNARY_INVERT)
+NOT_YET(GET_ITER)
+NOT_YET(FOR_ITER)
+NOT_YET(IS_OP)
+NOT_YET(CONTAINS_OP)
+NOT_YET(COPY)
+NOT_YET(SWAP)
+NOT_YET(FORMAT_VALUE)
+NOT_YET(GET_LEN)
+NOT_YET(MATCH_MAPPING)
+NOT_YET(MATCH_SEQUENCE)
+NOT_YET(MATCH_KEYS)
+NOT_YET(MATCH_CLASS)
+#undef NOT_YET
+
+}  // namespace pyjion

@@ -1,0 +1,223 @@
+"""Views over pyjion's call-level profiler data, in the formats of the standard library.
+
+``pyjion.stats()["functions"]`` maps ``(co_filename, co_firstlineno, co_name)`` to a dict of
+``calls``, ``primitive_calls``, ``total_time``, ``own_time`` and ``callers``. This module turns
+that into what :mod:`pstats` works with, the same dict ``cProfile.Profile.create_stats()``
+builds::
+
+    {(file, line, name): (cc, nc, tt, ct, {caller_key: (nc, cc, tt, ct)})}
+
+where ``cc`` is the primitive (non-recursive) call count, ``nc`` every call, ``tt`` the time spent
+in the function itself and ``ct`` the cumulative time including callees. Note the order: the
+function's own tuple starts with ``cc``, each caller tuple with ``nc`` (as in cProfile).
+
+    >>> import pyjion, pyjion.profile
+    >>> pyjion.enable(profile=True); work(); pyjion.disable()
+    >>> pyjion.profile.print_stats(limit=10)
+    >>> pyjion.profile.dump_stats("out.prof")      # python -m pstats out.prof
+    >>> pstats.Stats(pyjion.profile.Profile()).sort_stats("tottime").print_stats(5)
+"""
+import marshal
+import sys
+
+__all__ = ["to_pstats", "dump_stats", "print_stats", "make_stats", "prune", "Profile"]
+
+_NUMBERS = ("calls", "primitive_calls", "own_time", "total_time")
+
+
+def _functions(stats):
+    """The functions mapping from `stats`: pyjion.stats() when None, the "functions" part of
+    a full pyjion.stats() dict, or already a functions mapping."""
+    if stats is None:
+        import pyjion
+        stats = pyjion.stats()
+    if isinstance(stats, dict) and "functions" in stats:
+        stats = stats["functions"]
+    return stats
+
+
+def _label(key):
+    filename, line, name = key
+    return (str(filename), int(line), str(name))
+
+
+def _numbers(entry):
+    missing = [name for name in _NUMBERS if name not in entry]
+    if missing:
+        raise ValueError("profile entry lacks %s: %r" % (", ".join(missing), entry))
+    return (int(entry["calls"]), int(entry["primitive_calls"]),
+            float(entry["own_time"]), float(entry["total_time"]))
+
+
+def to_pstats(stats=None):
+    """Converts pyjion's profiler data to pstats' internal dict.
+
+    stats: None (take pyjion.stats() now), a pyjion.stats() dict, or its "functions" part.
+    Returns ``{(file, line, name): (cc, nc, tt, ct, {caller: (nc, cc, tt, ct)})}``, the format of
+    ``cProfile.Profile().stats`` and of a file written by ``dump_stats``."""
+    result = {}
+    for key, entry in _functions(stats).items():
+        nc, cc, tt, ct = _numbers(entry)
+        callers = {}
+        for caller, edge in (entry.get("callers") or {}).items():
+            e_nc, e_cc, e_tt, e_ct = _numbers(edge)
+            label = _label(caller)
+            if label in callers:        # two keys that print alike: add them, as cProfile does
+                p_nc, p_cc, p_tt, p_ct = callers[label]
+                e_nc, e_cc, e_tt, e_ct = e_nc + p_nc, e_cc + p_cc, e_tt + p_tt, e_ct + p_ct
+            callers[label] = (e_nc, e_cc, e_tt, e_ct)
+        label = _label(key)
+        if label in result:
+            p_cc, p_nc, p_tt, p_ct, p_callers = result[label]
+            cc, nc, tt, ct = cc + p_cc, nc + p_nc, tt + p_tt, ct + p_ct
+            for caller, (e_nc, e_cc, e_tt, e_ct) in p_callers.items():
+                if caller in callers:
+                    q = callers[caller]
+                    callers[caller] = (e_nc + q[0], e_cc + q[1], e_tt + q[2], e_ct + q[3])
+                else:
+                    callers[caller] = (e_nc, e_cc, e_tt, e_ct)
+        result[label] = (cc, nc, tt, ct, callers)
+    return result
+
+
+def prune(stats, keys):
+    """pyjion's functions data without the calls made by the functions `keys` (e.g. the
+    profiler's own stop call, made while profiling): drops those entries and every entry called
+    only from dropped ones, and takes the calls from dropped callers off the remaining entries.
+    stats: as for to_pstats. Returns a new functions dict; `stats` is not changed."""
+    functions = {}
+    for key, entry in _functions(stats).items():
+        copy = dict(entry)
+        copy["callers"] = {caller: dict(edge) for caller, edge in (entry.get("callers") or {}).items()}
+        functions[key] = copy
+    removed = {key for key in keys if key in functions}
+    changed = True
+    while changed:
+        changed = False
+        for key, entry in functions.items():
+            callers = entry["callers"]
+            if key not in removed and callers and all(c in removed for c in callers):
+                removed.add(key)
+                changed = True
+    result = {}
+    for key, entry in functions.items():
+        if key in removed:
+            continue
+        for caller in [c for c in entry["callers"] if c in removed]:
+            edge = entry["callers"].pop(caller)
+            for name in _NUMBERS:
+                entry[name] = max(entry[name] - edge[name], type(entry[name])(0))
+        result[key] = entry
+    return result
+
+
+def dump_stats(path, stats=None):
+    """Writes the profile to `path` in pstats' file format (marshal, as cProfile does), so that
+    ``pstats.Stats(path)`` and ``python -m pstats path`` read it. Returns `path`."""
+    data = to_pstats(stats)
+    with open(path, "wb") as f:
+        marshal.dump(data, f)
+    return path
+
+
+def make_stats(stats=None, stream=None):
+    """A pstats.Stats over pyjion's profile (works for an empty profile too, where
+    ``pstats.Stats(obj)`` would raise TypeError)."""
+    import pstats
+    st = pstats.Stats(stream=stream)
+    st.stats = to_pstats(stats)
+    st.get_top_level_stats()
+    return st
+
+
+def print_stats(sort="cumulative", limit=None, stream=None, stats=None, strip_dirs=True):
+    """Prints the table ``python -m cProfile`` prints: a header with the number of calls and the
+    total time, then one line per function, ordered by `sort` (any pstats sort key, a
+    pstats.SortKey, an int as cProfile accepts (-1 stdname, 0 calls, 1 time, 2 cumulative) or a
+    tuple of keys). limit: print only the first `limit` lines (an int), a fraction (a float
+    below 1) or the functions matching a regular expression (a str), as pstats does."""
+    st = make_stats(stats, stream=stream if stream is not None else sys.stdout)
+    if strip_dirs:
+        st.strip_dirs()
+    if not isinstance(sort, tuple):
+        sort = (sort,)
+    st.sort_stats(*sort)
+    if limit is None:
+        st.print_stats()
+    else:
+        st.print_stats(limit)
+    return st
+
+
+class Profile:
+    """A cProfile.Profile look-alike over pyjion's profiler, so that ``pstats.Stats(Profile())``
+    works. Given `stats` (a pyjion.stats() dict or its "functions" part) it shows that snapshot;
+    otherwise it reads pyjion.stats() when pstats asks for it (create_stats()).
+
+    enable()/disable() (also as a context manager, and runcall()) switch the profiler on and
+    off; enable() installs the hook (with the JIT off unless jit=True) if it was not installed,
+    and disable() removes it again in that case."""
+
+    def __init__(self, stats=None, jit=False):
+        self._source = stats
+        self._jit = jit
+        self._installed_hook = False
+        self._enabled = False
+        self.stats = {}
+
+    # -- what pstats needs --------------------------------------------------------------
+    def create_stats(self):
+        if self._enabled:
+            self.disable()
+        self.snapshot_stats()
+
+    def snapshot_stats(self):
+        self.stats = to_pstats(self._source)
+
+    # -- cProfile.Profile conveniences --------------------------------------------------
+    def print_stats(self, sort=-1):
+        import pstats
+        if not isinstance(sort, tuple):
+            sort = (sort,)
+        self.create_stats()
+        st = pstats.Stats(stream=sys.stdout)
+        st.stats = self.stats
+        self.stats = {}
+        st.get_top_level_stats()
+        st.strip_dirs().sort_stats(*sort).print_stats()
+
+    def dump_stats(self, file):
+        self.create_stats()
+        with open(file, "wb") as f:
+            marshal.dump(self.stats, f)
+
+    def enable(self):
+        import pyjion
+        if pyjion.is_enabled():
+            pyjion.config(profile=True)
+        else:
+            pyjion.enable(profile=True, jit=self._jit)
+            self._installed_hook = True
+        self._enabled = True
+
+    def disable(self):
+        import pyjion
+        self._enabled = False
+        pyjion.config(profile=False)
+        if self._installed_hook:
+            self._installed_hook = False
+            pyjion.disable()
+
+    def runcall(self, func, /, *args, **kw):
+        self.enable()
+        try:
+            return func(*args, **kw)
+        finally:
+            self.disable()
+
+    def __enter__(self):
+        self.enable()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.disable()
