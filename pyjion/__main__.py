@@ -6,7 +6,9 @@
 
 The program runs as it would under ``python script.py`` / ``python -m module``: the same
 sys.argv, sys.path[0], ``__main__`` module, exit status and tracebacks (pyjion's own frames are
-left out; an uncaught KeyboardInterrupt ends the process by SIGINT, as python does).
+left out; with -m the two runpy frames stay, as python -m prints them; an uncaught
+KeyboardInterrupt ends the process by SIGINT, as python does). The hook stays installed until
+the interpreter exits, so atexit handlers run with the JIT too.
 --profile prints the table ``python -m cProfile`` prints; with -o the profile is written to a
 file pstats reads instead (also as cProfile does)."""
 import argparse
@@ -218,13 +220,6 @@ def _report(exc):
 
 # ---- profile output ---------------------------------------------------------------------
 
-def _code_key(func):
-    code = getattr(func, "__code__", None)
-    if isinstance(code, types.CodeType):
-        return (code.co_filename, code.co_firstlineno, code.co_name)
-    return None
-
-
 def _show_profile(opts, functions):
     if opts.outfile is not None:
         pyjion.profile.dump_stats(opts.outfile, functions)
@@ -237,7 +232,6 @@ def _show_profile(opts, functions):
 def main(argv=None):
     opts = parse_args(sys.argv[1:] if argv is None else argv)
     kind, what, arg = _prepare(opts)
-    stop_key = _code_key(pyjion.config)
     if opts.profile:
         pyjion.reset_stats()
     try:
@@ -252,10 +246,11 @@ def main(argv=None):
                 runpy._run_module_as_main(what, alter_argv=arg)
         finally:
             if opts.profile:
-                # The profiler stops inside config(); that call is not the program's. The
-                # hook stays installed: the JIT keeps running the program's exit handlers.
+                # Snapshot first: a call is counted when it returns, so neither stats() (still
+                # running) nor the config() call that stops the profiler shows in the profile.
+                # The hook stays installed: the JIT keeps running the program's exit handlers.
+                functions = pyjion.stats()["functions"]
                 pyjion.config(profile=False)
-                functions = pyjion.profile.prune(pyjion.stats()["functions"], [stop_key])
                 _show_profile(opts, functions)
     except SystemExit:
         raise               # python prints its message (if any) and exits with its code

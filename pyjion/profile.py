@@ -20,7 +20,7 @@ function's own tuple starts with ``cc``, each caller tuple with ``nc`` (as in cP
 import marshal
 import sys
 
-__all__ = ["to_pstats", "dump_stats", "print_stats", "make_stats", "prune", "Profile"]
+__all__ = ["to_pstats", "dump_stats", "print_stats", "make_stats", "Profile"]
 
 _NUMBERS = ("calls", "primitive_calls", "own_time", "total_time")
 
@@ -80,37 +80,6 @@ def to_pstats(stats=None):
     return result
 
 
-def prune(stats, keys):
-    """pyjion's functions data without the calls made by the functions `keys` (e.g. the
-    profiler's own stop call, made while profiling): drops those entries and every entry called
-    only from dropped ones, and takes the calls from dropped callers off the remaining entries.
-    stats: as for to_pstats. Returns a new functions dict; `stats` is not changed."""
-    functions = {}
-    for key, entry in _functions(stats).items():
-        copy = dict(entry)
-        copy["callers"] = {caller: dict(edge) for caller, edge in (entry.get("callers") or {}).items()}
-        functions[key] = copy
-    removed = {key for key in keys if key in functions}
-    changed = True
-    while changed:
-        changed = False
-        for key, entry in functions.items():
-            callers = entry["callers"]
-            if key not in removed and callers and all(c in removed for c in callers):
-                removed.add(key)
-                changed = True
-    result = {}
-    for key, entry in functions.items():
-        if key in removed:
-            continue
-        for caller in [c for c in entry["callers"] if c in removed]:
-            edge = entry["callers"].pop(caller)
-            for name in _NUMBERS:
-                entry[name] = max(entry[name] - edge[name], type(entry[name])(0))
-        result[key] = entry
-    return result
-
-
 def dump_stats(path, stats=None):
     """Writes the profile to `path` in pstats' file format (marshal, as cProfile does), so that
     ``pstats.Stats(path)`` and ``python -m pstats path`` read it. Returns `path`."""
@@ -152,17 +121,20 @@ def print_stats(sort="cumulative", limit=None, stream=None, stats=None, strip_di
 class Profile:
     """A cProfile.Profile look-alike over pyjion's profiler, so that ``pstats.Stats(Profile())``
     works. Given `stats` (a pyjion.stats() dict or its "functions" part) it shows that snapshot;
-    otherwise it reads pyjion.stats() when pstats asks for it (create_stats()).
+    otherwise what pyjion.stats() holds when pstats asks for it (create_stats()), or, once
+    enable()/disable() were used, what was profiled between them.
 
     enable()/disable() (also as a context manager, and runcall()) switch the profiler on and
-    off; enable() installs the hook (with the JIT off unless jit=True) if it was not installed,
-    and disable() removes it again in that case."""
+    off. The first enable() of a Profile clears pyjion's statistics (pyjion.reset_stats()), so
+    each Profile starts empty as a cProfile.Profile does; enable() installs the hook (with the
+    JIT only if jit=True) when it is not installed, and disable() then removes it again."""
 
     def __init__(self, stats=None, jit=False):
         self._source = stats
         self._jit = jit
-        self._installed_hook = False
+        self._started = False
         self._enabled = False
+        self._installed_hook = False
         self.stats = {}
 
     # -- what pstats needs --------------------------------------------------------------
@@ -176,15 +148,8 @@ class Profile:
 
     # -- cProfile.Profile conveniences --------------------------------------------------
     def print_stats(self, sort=-1):
-        import pstats
-        if not isinstance(sort, tuple):
-            sort = (sort,)
         self.create_stats()
-        st = pstats.Stats(stream=sys.stdout)
-        st.stats = self.stats
-        self.stats = {}
-        st.get_top_level_stats()
-        st.strip_dirs().sort_stats(*sort).print_stats()
+        print_stats(sort=sort, stats=self._source)
 
     def dump_stats(self, file):
         self.create_stats()
@@ -193,6 +158,9 @@ class Profile:
 
     def enable(self):
         import pyjion
+        if not self._started:
+            pyjion.reset_stats()
+            self._started = True
         if pyjion.is_enabled():
             pyjion.config(profile=True)
         else:
@@ -202,7 +170,12 @@ class Profile:
 
     def disable(self):
         import pyjion
+        if not self._enabled:
+            return
         self._enabled = False
+        # Snapshot while still profiling: calls are counted when they return, so this
+        # disable() (still running) and the config() call below are not in it.
+        self._source = pyjion.stats()["functions"]
         pyjion.config(profile=False)
         if self._installed_hook:
             self._installed_hook = False

@@ -84,18 +84,17 @@ def pytest_sessionfinish(session):
     import pyjion.profile
     state.active = False
     if state.profile_path is not None:
-        stop = pyjion.config
-        pyjion.config(profile=False)        # this call is profiled too: left out below
-        code = stop.__code__
-        functions = pyjion.profile.prune(pyjion.stats()["functions"],
-                                         [(code.co_filename, code.co_firstlineno, code.co_name)])
+        # Snapshot before stopping: a call is counted when it returns, so neither stats()
+        # (still running) nor the config() call that stops the profiler is in the file.
+        functions = pyjion.stats()["functions"]
+        if not state.was_profiling:
+            pyjion.config(profile=False)
         pyjion.profile.dump_stats(state.profile_path, functions)
         state.profile_written = state.profile_path
-        if state.was_profiling:
-            pyjion.config(profile=True)
-    state.jit_stats = pyjion.stats()["jit"]
     if state.installed:
         pyjion.disable()
+    # after disable(): its own call would have been compiled, too
+    state.jit_stats = pyjion.stats()["jit"]
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
