@@ -58,6 +58,9 @@ def parse_args(argv):
                     help="with --update: accept incomplete results or results with failures")
     ap.add_argument("--geomean-only", action="store_true",
                     help="compare only the geometric means, not every program")
+    ap.add_argument("--stat", choices=("median", "min"), default="median",
+                    help="ratios from median times (default) or from the fastest rounds "
+                         "(steadier when other work shares the machine)")
     args = ap.parse_args(argv)
     if not 0 <= args.tolerance < 1:
         ap.error("--tolerance must be in [0, 1)")
@@ -128,7 +131,9 @@ def compare(name, label, base, cur, tol, lines, regressions):
         lines.append("  ok    " + line)
 
 
-def check(results, baseline, tol, geomean_only):
+def check(results, baseline, tol, geomean_only, stat="median"):
+    ratios_key = "ratios" if stat == "median" else "ratios_min"
+    geomean_key = "geomean" if stat == "median" else "geomean_min"
     lines = []
     regressions = []
     for f in results.get("failures", []):
@@ -141,15 +146,15 @@ def check(results, baseline, tol, geomean_only):
     cur_programs = results.get("programs", {})
     if not geomean_only:
         for program in sorted(base_programs):
-            base_ratios = base_programs[program].get("ratios", {})
-            cur_ratios = cur_programs.get(program, {}).get("ratios", {})
+            base_ratios = base_programs[program].get(ratios_key, {})
+            cur_ratios = cur_programs.get(program, {}).get(ratios_key, {})
             for name in sorted(base_ratios):
                 compare(name, "%s %s" % (program, name), base_ratios[name], cur_ratios.get(name),
                         tol, lines, regressions)
         for program in sorted(set(cur_programs) - set(base_programs)):
             lines.append("  new   %s is not in the baseline (not compared)" % program)
-    base_geo = baseline.get("geomean", {})
-    cur_geo = results.get("geomean", {})
+    base_geo = baseline.get(geomean_key, {})
+    cur_geo = results.get(geomean_key, {})
     for name in sorted(base_geo):
         compare(name, "geomean %s" % name, base_geo[name], cur_geo.get(name), tol, lines,
                 regressions)
@@ -157,9 +162,11 @@ def check(results, baseline, tol, geomean_only):
 
 
 def describe(report):
-    return "%s, Python %s, %s, %s rounds%s" % (
+    load = report.get("load_average_1min") or {}
+    return "%s, Python %s, %s, %s rounds, load %s%s" % (
         report.get("date", "?"), report.get("python", "?"), report.get("cpu", "?"),
-        report.get("rounds", "?"), "" if report.get("complete", True) else ", INCOMPLETE")
+        report.get("rounds", "?"), load.get("start", "?"),
+        "" if report.get("complete", True) else ", INCOMPLETE")
 
 
 def main(argv=None):
@@ -195,13 +202,13 @@ def main(argv=None):
     print("bench_check: comparing %s" % args.results)
     print("  results:  %s" % describe(results))
     print("  baseline: %s (%s)" % (args.baseline, describe(baseline)))
-    print("  tolerance: %.0f%% (speed-ups may fall, overheads may rise, by at most this much)"
-          % (args.tolerance * 100))
+    print("  tolerance: %.0f%% (speed-ups may fall, overheads may rise, by at most this much);"
+          " ratios of %s times" % (args.tolerance * 100, args.stat))
     for key in ("python", "cpu"):
         if results.get(key) != baseline.get(key):
             print("  warning: %s differs from the baseline's (%r vs %r); ratios may not be comparable"
                   % (key, results.get(key), baseline.get(key)))
-    lines, regressions = check(results, baseline, args.tolerance, args.geomean_only)
+    lines, regressions = check(results, baseline, args.tolerance, args.geomean_only, args.stat)
     for line in lines:
         print(line)
     compared = sum(1 for line in lines if line.startswith(("  ok", "  FAIL")))
