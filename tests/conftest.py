@@ -1,0 +1,34 @@
+"""Fixtures of pyjion's core test suite; the helpers live in jitcheck.py
+(re-exported here, so `from conftest import ...` and `from jitcheck import ...`
+both work)."""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import pyjion  # noqa: E402
+from jitcheck import *  # noqa: E402,F401,F403
+from jitcheck import _restore, _snapshot, jit_off  # noqa: E402
+
+
+@pytest.fixture
+def jit():
+    """pyjion.enable(threshold=0) for one test; disabled and statistics reset afterwards
+    (and the hook's state from before the test restored)."""
+    snap = _snapshot()
+    pyjion.enable(threshold=0)
+    try:
+        yield pyjion
+    finally:
+        pyjion.disable()
+        pyjion.reset_stats()
+        _restore(snap)
+
+
+@pytest.fixture
+def nojit():
+    """The hook removed for one test (stock CPython)."""
+    with jit_off():
+        yield

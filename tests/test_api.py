@@ -1,0 +1,553 @@
+"""The public API: enable/disable/is_enabled, config, info, native, dis_native,
+stats, reset_stats, and refusing to replace somebody else's PEP 523 hook."""
+import dis
+import io
+import sys
+import textwrap
+
+import pytest
+
+import pyjion
+from jitcheck import assert_compiled, assert_failed, check_python, jit_off, make_function, register_source
+
+
+def fresh(src, name=None):
+    src = textwrap.dedent(src)
+    return make_function(src, register_source(src, "api"), name)
+
+
+ADD = """
+def add(a, b):
+    c = a + b
+    return c
+"""
+
+USES_GLOBAL = """
+def g(x):
+    return len(x)
+"""
+
+
+# ---- enable / disable / is_enabled ------------------------------------------------
+
+def test_enable_disable_idempotent(nojit):
+    assert not pyjion.is_enabled()
+    assert pyjion.enable() is True
+    try:
+        assert pyjion.is_enabled()
+        assert pyjion.enable() is False          # already installed
+        assert pyjion.is_enabled()
+    finally:
+        assert pyjion.disable() is True
+    assert not pyjion.is_enabled()
+    assert pyjion.disable() is False             # nothing to remove
+    assert not pyjion.is_enabled()
+    assert pyjion.config()["enabled"] is False
+
+
+def test_enable_again_updates_settings(nojit):
+    try:
+        assert pyjion.enable(threshold=5) is True
+        assert pyjion.config()["threshold"] == 5
+        assert pyjion.enable(threshold=0) is False
+        assert pyjion.config()["threshold"] == 0
+        assert pyjion.enable() is False          # threshold=None keeps the setting
+        assert pyjion.config()["threshold"] == 0
+        pyjion.config(threshold=7)
+        pyjion.enable()
+        assert pyjion.config()["threshold"] == 7
+    finally:
+        pyjion.disable()
+
+
+def test_disable_restores_stock_evaluation(nojit):
+    f = fresh(ADD)
+    pyjion.enable(threshold=0)
+    pyjion.disable()
+    assert f(1, 2) == 3
+    assert pyjion.info(f).run_count == 0        # the hook never saw the call
+    assert pyjion.info(f).state == "interpreted"
+
+
+def test_enable_with_jit_false_counts_but_never_compiles(nojit):
+    f = fresh(ADD)
+    pyjion.enable(threshold=0, jit=False)
+    try:
+        for _ in range(5):
+            assert f(2, 3) == 5
+        assert pyjion.config()["jit"] is False
+    finally:
+        pyjion.disable()
+        pyjion.config(jit=True)
+    i = pyjion.info(f)
+    assert i.run_count == 5
+    assert i.state == "interpreted" and not i.compiled and not i.failed
+
+
+# ---- config -----------------------------------------------------------------------
+
+def test_config_returns_all_settings(nojit):
+    cfg = pyjion.config()
+    for key in ("threshold", "jit", "profile", "pgc", "debug", "level", "graph", "enabled",
+                "unsupported"):
+        assert key in cfg, key
+    assert sorted(cfg["unsupported"]) == ["graph", "level"]
+    assert cfg["enabled"] is False
+
+
+def test_config_accepts_compat_settings(nojit):
+    before = pyjion.config()
+    try:
+        cfg = pyjion.config(level=2, graph=True)
+        assert cfg["level"] == 2 and cfg["graph"] is True
+        assert pyjion.config()["level"] == 2        # kept
+        cfg = pyjion.config(pgc=False, debug=True, threshold=3)
+        assert cfg["pgc"] is False and cfg["debug"] is True and cfg["threshold"] == 3
+        assert cfg["level"] == 2
+    finally:
+        pyjion.config(level=before["level"], graph=before["graph"], pgc=before["pgc"],
+                      debug=before["debug"], threshold=before["threshold"])
+    assert pyjion.config() == before
+
+
+def test_config_rejects_negative_threshold(nojit):
+    with pytest.raises(ValueError):
+        pyjion.config(threshold=-1)
+    with pytest.raises(ValueError):
+        pyjion.enable(threshold=-1)
+    assert not pyjion.is_enabled()
+
+
+DEBUG_SRC = """
+def f(a, b, n):
+    t = 0
+    while n > 0:
+        t = t + a * b
+        n -= 1
+    return t
+"""
+
+
+def test_debug_mode_compiles_and_runs(nojit):
+    # Debug code checks every value-stack slot at each bytecode boundary.
+    plain = fresh(DEBUG_SRC)
+    f = fresh(DEBUG_SRC)
+    pyjion.enable(threshold=0)
+    try:
+        assert plain(2, 3, 10) == 60
+        pyjion.config(debug=True)
+        assert f(2, 3, 10) == 60
+    finally:
+        pyjion.disable()
+        pyjion.config(debug=False)
+    assert_compiled(f)
+    assert_compiled(plain)
+    assert pyjion.info(f).code_size > pyjion.info(plain).code_size
+    out = io.StringIO()
+    pyjion.dis_native(f, file=out)
+    assert "pyj_rt_debug_check_stack" in out.getvalue()
+    out = io.StringIO()
+    pyjion.dis_native(plain, file=out)
+    assert "pyj_rt_debug_check_stack" not in out.getvalue()
+
+
+# ---- info -------------------------------------------------------------------------
+
+def test_info_never_called(nojit):
+    f = fresh(ADD)
+    i = pyjion.info(f)
+    assert i.state == "interpreted"
+    assert not i.compiled and not i.failed
+    assert i.run_count == 0
+    assert i.compile_result == pyjion.CompilationResult.NoResult
+    assert i.reason is None and i.code_size == 0 and i.tier == 0
+    assert i.pgc == 0 and i.arg_types == ()
+    assert i.optimizations == 0
+    assert "state='interpreted'" in repr(i)
+
+
+def test_info_compiled(jit):
+    f = fresh(ADD)
+    assert f(1, 2) == 3
+    i = assert_compiled(f)
+    assert i.compile_result == pyjion.CompilationResult.Success
+    assert i.reason is None
+    assert i.run_count == 1
+    assert i.tracing is False and i.profiling is False
+
+
+def test_info_failed_mentions_opcode(jit):
+    g = fresh(USES_GLOBAL)
+    assert g("abc") == 3
+    i = assert_failed(g, "LOAD_GLOBAL")
+    assert i.compile_result == pyjion.CompilationResult.IncompatibleOpcode_Unknown
+    assert i.reason == "unsupported opcode LOAD_GLOBAL at offset 2"
+    assert i.code_size == 0 and i.tier == 0
+    assert g("abcd") == 4                       # still works, interpreted
+    assert pyjion.info(g).run_count == 2
+    assert pyjion.info(g).state == "failed"      # no second attempt
+
+
+def test_info_failed_exception_table(jit):
+    h = fresh("""
+    def h(a):
+        try:
+            return 1 / a
+        except ZeroDivisionError:
+            return None
+    """)
+    assert h(0) is None
+    i = assert_failed(h)
+    assert "exception" in i.reason and "co_exceptiontable" in i.reason
+
+
+def test_info_accepts_method_code_lambda_and_duck(jit):
+    ns = {}
+    src = textwrap.dedent("""
+    class C:
+        def m(self, x):
+            return x + 1
+    lam = lambda a, b: a * b
+    """)
+    exec(compile(src, register_source(src, "api"), "exec"), ns)
+    obj = ns["C"]()
+    lam = ns["lam"]
+    assert obj.m(1) == 2
+    assert lam(3, 4) == 12
+    assert_compiled(obj.m)                       # bound method
+    assert_compiled(ns["C"].m)                   # plain function
+    assert_compiled(lam)
+    assert pyjion.info(obj.m.__code__).state == "compiled"   # code object
+    assert pyjion.info(lam.__code__).run_count == 1
+
+    class Duck:
+        __code__ = lam.__code__
+    assert pyjion.info(Duck()).compiled
+
+
+@pytest.mark.parametrize("junk", [42, "text", None, len, object(), [1], type])
+def test_info_rejects_junk(junk):
+    with pytest.raises(TypeError):
+        pyjion.info(junk)
+
+
+def test_info_rejects_non_code_dunder_code():
+    class Bad:
+        __code__ = 5
+    with pytest.raises(TypeError):
+        pyjion.info(Bad())
+
+
+def test_run_count_counts_calls(jit):
+    f = fresh(ADD)
+    g = fresh(USES_GLOBAL)
+    for k in range(7):
+        f(k, k)
+        g("x")
+    assert pyjion.info(f).run_count == 7
+    assert pyjion.info(g).run_count == 7
+
+
+def test_threshold_delays_compilation_and_profiles_types(nojit):
+    f = fresh(ADD)
+    pyjion.enable(threshold=3)
+    try:
+        f(1, 2.0)
+        f(1, 2.5)
+        i = pyjion.info(f)
+        assert i.state == "interpreted" and i.run_count == 2
+        assert i.pgc == 1
+        assert i.arg_types == (("int",), ("float",))
+        f(3, 4)
+        assert pyjion.info(f).state == "interpreted"     # 3 calls: still at the threshold
+        assert f(5, 6) == 11                             # the 4th call compiles
+        i = assert_compiled(f)
+        assert i.run_count == 4
+        assert i.pgc == 2
+    finally:
+        pyjion.disable()
+
+
+def test_info_tracing_and_profiling_flags(jit):
+    f = fresh(ADD)
+    f(1, 1)
+    sys.settrace(lambda *a: None)
+    try:
+        assert pyjion.info(f).tracing is True
+    finally:
+        sys.settrace(None)
+    assert pyjion.info(f).tracing is False
+    pyjion.enable(profile=True)
+    try:
+        assert pyjion.info(f).profiling is True
+    finally:
+        pyjion.config(profile=False)
+    assert pyjion.info(f).profiling is False
+
+
+# ---- native / dis_native --------------------------------------------------------------
+
+def test_native_returns_the_machine_code(jit):
+    f = fresh(ADD)
+    f(1, 2)
+    code, size, address = pyjion.native(f)
+    assert isinstance(code, bytes)
+    assert len(code) == size == pyjion.info(f).code_size
+    assert size > 16
+    assert isinstance(address, int) and address != 0
+    assert code[:1] == b"\x55"                    # push rbp: it is x86-64 machine code
+    assert code.endswith(b"\xc3") or b"\xc3" in code   # a ret somewhere
+    assert pyjion.native(f.__code__) == (code, size, address)
+
+
+def test_native_of_uncompiled_functions_raises(jit):
+    f = fresh(ADD)
+    with pytest.raises(ValueError):
+        pyjion.native(f)                          # never called
+    g = fresh(USES_GLOBAL)
+    g("ab")
+    with pytest.raises(ValueError):
+        pyjion.native(g)                          # failed to compile
+    with pytest.raises(TypeError):
+        pyjion.native(42)
+
+
+def test_dis_native_prints_boundaries_and_mnemonics(jit):
+    f = fresh("""
+    def f(a, b):
+        c = a + b
+        if c > 3:
+            return c * 2
+        return c
+    """)
+    assert f(1, 2) == 3
+    out = io.StringIO()
+    pyjion.dis_native(f, file=out)
+    text = out.getvalue()
+    lines = text.splitlines()
+    for opcode in ("RESUME", "LOAD_FAST", "STORE_FAST", "BINARY_OP", "COMPARE_OP",
+                   "POP_JUMP_FORWARD_IF_FALSE", "RETURN_VALUE"):
+        assert any(l.startswith("; ") and opcode in l for l in lines), opcode
+    mnemonics = {l.split()[1] for l in lines if not l.startswith(";")}
+    for m in ("push", "mov", "call", "ret", "cmp"):
+        assert m in mnemonics, m
+    assert "PyNumber_Add" in text and "PyObject_RichCompare" in text
+    # one comment per bytecode instruction, with its real offset and name, in order
+    marks = [tuple(l[2:].split()[:2]) for l in lines if l.startswith("; ")]
+    assert marks == [(str(ins.offset), ins.opname) for ins in dis.get_instructions(f)]
+
+
+def test_dis_native_of_uncompiled_raises(jit):
+    f = fresh(ADD)
+    with pytest.raises(ValueError):
+        pyjion.dis_native(f, file=io.StringIO())
+
+
+# ---- stats / reset_stats -----------------------------------------------------------------
+
+def test_stats_counts_compiled_and_failed(jit):
+    f1, f2 = fresh(ADD), fresh(ADD)
+    g1, g2 = fresh(USES_GLOBAL), fresh(USES_GLOBAL)
+    # Every new frame the hook sees counts, pyjion's own Python functions too:
+    # let the hook meet stats() and reset_stats() before counting starts.
+    pyjion.stats()
+    pyjion.reset_stats()
+    pyjion.reset_stats()
+    f1(1, 2), f2(1, 2), f1(3, 4)
+    g1("a"), g2("b")
+    s = pyjion.stats()
+    assert set(s) == {"functions", "jit"}
+    j = s["jit"]
+    assert j["compiled"] == 2
+    assert j["failed"] == 2
+    assert j["failed_reasons"] == {"unsupported opcode LOAD_GLOBAL": 2}
+    assert j["code_bytes"] == pyjion.info(f1).code_size + pyjion.info(f2).code_size
+    assert j["compile_time_s"] > 0
+    assert s["functions"] == {}                   # not profiling
+
+
+def test_reset_stats_forgets_counters_not_code(jit):
+    f = fresh(ADD)
+    f(1, 2)
+    fresh(USES_GLOBAL)("x")
+    assert pyjion.stats()["jit"]["compiled"] >= 1
+    pyjion.reset_stats()
+    j = pyjion.stats()["jit"]
+    assert j["compiled"] == 0 and j["failed"] == 0 and j["failed_reasons"] == {}
+    assert j["code_bytes"] == 0 and j["compile_time_s"] == 0
+    assert_compiled(f)                            # machine code stays
+    assert f(2, 2) == 4
+    assert pyjion.info(f).run_count == 2
+
+
+def test_stats_functions_while_profiling(nojit):
+    f = fresh(ADD)
+    pyjion.enable(threshold=0, profile=True)
+    try:
+        for k in range(3):
+            f(k, 1)
+        funcs = pyjion.stats()["functions"]
+    finally:
+        pyjion.disable()
+        pyjion.reset_stats()
+    key = (f.__code__.co_filename, f.__code__.co_firstlineno, "add")
+    assert key in funcs
+    assert funcs[key]["calls"] == 3
+    assert funcs[key]["primitive_calls"] == 3
+    assert funcs[key]["total_time"] >= funcs[key]["own_time"] >= 0
+
+
+# ---- another PEP 523 hook ----------------------------------------------------------------
+
+FOREIGN_HOOK_C = r"""
+/* A foreign PEP 523 hook: counts frames and forwards to CPython's interpreter. */
+extern void *_PyEval_EvalFrameDefault(void *ts, void *frame, int throwflag);
+unsigned long foreign_calls = 0;
+void *foreign_eval(void *ts, void *frame, int throwflag)
+{
+    foreign_calls++;
+    return _PyEval_EvalFrameDefault(ts, frame, throwflag);
+}
+"""
+
+
+def test_enable_refuses_to_replace_a_foreign_hook(tmp_path):
+    # A real foreign hook is a C function: a ctypes callback cannot be one, as
+    # it would run Python frames (recursively through itself) and would
+    # swallow the exceptions of the frames it evaluates. So build a tiny
+    # shared library with the system C compiler and install it via ctypes, in
+    # a subprocess so that a mistake cannot break this test session.
+    import shutil
+    import subprocess
+    cc = shutil.which("cc") or shutil.which("gcc")
+    assert cc, "no C compiler"
+    (tmp_path / "foreign.c").write_text(FOREIGN_HOOK_C)
+    lib = tmp_path / "foreign.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", str(lib), str(tmp_path / "foreign.c")],
+                   check=True)
+    out = check_python("""
+        import ctypes, sys
+        import pyjion
+        lib = ctypes.CDLL(sys.argv[1], mode=ctypes.RTLD_GLOBAL)
+        api = ctypes.pythonapi
+        api.PyInterpreterState_Get.restype = ctypes.c_void_p
+        api._PyInterpreterState_GetEvalFrameFunc.restype = ctypes.c_void_p
+        api._PyInterpreterState_GetEvalFrameFunc.argtypes = [ctypes.c_void_p]
+        api._PyInterpreterState_SetEvalFrameFunc.restype = None
+        api._PyInterpreterState_SetEvalFrameFunc.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        interp = api.PyInterpreterState_Get()
+        foreign = ctypes.cast(lib.foreign_eval, ctypes.c_void_p).value
+        default = ctypes.cast(api._PyEval_EvalFrameDefault, ctypes.c_void_p).value
+        calls = ctypes.c_ulong.in_dll(lib, "foreign_calls")
+
+        def work(n):
+            return n * 2
+
+        api._PyInterpreterState_SetEvalFrameFunc(interp, foreign)
+        assert api._PyInterpreterState_GetEvalFrameFunc(interp) == foreign
+        before = calls.value
+        assert work(21) == 42
+        assert calls.value > before, "the foreign hook is not evaluating frames"
+        assert not pyjion.is_enabled()
+        try:
+            pyjion.enable(threshold=0)
+        except RuntimeError as exc:
+            print("refused:", exc)
+        else:
+            raise SystemExit("pyjion.enable() replaced a foreign hook")
+        assert api._PyInterpreterState_GetEvalFrameFunc(interp) == foreign
+        assert not pyjion.is_enabled()
+        assert pyjion.disable() is False             # must not remove the foreign hook
+        assert api._PyInterpreterState_GetEvalFrameFunc(interp) == foreign
+        before = calls.value
+        assert work(1) == 2
+        assert calls.value > before
+        assert pyjion.info(work).run_count == 0      # pyjion's hook never ran it
+
+        api._PyInterpreterState_SetEvalFrameFunc(interp, default)
+        assert pyjion.enable(threshold=0) is True
+        assert work(5) == 10
+        assert pyjion.info(work).compiled
+        pyjion.disable()
+        print("ok")
+    """, args=[str(lib)])
+    assert "refused: another PEP 523" in out
+    assert out.strip().endswith("ok")
+
+
+def test_run_count_includes_generator_resumes(jit):
+    gen = fresh("""
+    def gen(a):
+        yield a
+        yield a + 1
+    """)
+    assert list(gen(5)) == [5, 6]
+    i = assert_failed(gen, "RETURN_GENERATOR")
+    # creation, then three resumes (two yields and the final StopIteration)
+    assert i.run_count == 4
+
+
+class Toggle:
+    """Operand whose + switches pyjion while the compiled caller is running."""
+
+    def __init__(self, action):
+        self.action = action
+
+    def __add__(self, other):
+        self.action()
+        return other
+
+
+def test_disable_and_reset_from_inside_compiled_code(jit):
+    f = fresh("""
+    def f(a, b, n):
+        x = a + b
+        i = 0
+        while i < n:
+            x = x + i
+            i += 1
+        return x
+    """)
+    assert f(1, 2, 3) == 6
+    assert_compiled(f)
+    # the compiled frame keeps running on its machine code after the hook is gone
+    assert f(Toggle(pyjion.disable), 10, 100) == 10 + 4950
+    assert not pyjion.is_enabled()
+    runs = pyjion.info(f).run_count
+    assert f(1, 1, 1) == 2
+    assert pyjion.info(f).run_count == runs          # the hook is gone
+    pyjion.enable(threshold=0)
+    assert f(Toggle(pyjion.reset_stats), 1, 10) == 1 + 45
+    assert pyjion.stats()["jit"]["compiled"] == 0    # reset while it ran
+    assert f(1, 1, 1) == 2
+    assert pyjion.info(f).run_count == runs + 2
+    assert_compiled(f)
+
+
+@pytest.mark.parametrize("src, opcode", [
+    ("def f(a):\n    return len(a)\n", "LOAD_GLOBAL"),
+    ("def f(a):\n    b = a + 1\n    return a[b]\n", "BINARY_SUBSCR"),
+    ("def f(a):\n    b = a + 1\n    return a.real\n", "LOAD_ATTR"),
+    ("def f(a):\n" + "".join("    v%d = a + %d\n" % (i, i) for i in range(300))
+     + "    return len(v299)\n", "LOAD_GLOBAL"),       # behind an EXTENDED_ARG
+])
+def test_failure_reason_names_the_first_unsupported_instruction(jit, src, opcode):
+    f = make_function(src, register_source(src, "api"))
+    try:
+        f(1)
+    except Exception:
+        pass
+    first = next(ins for ins in dis.get_instructions(f) if ins.opname == opcode)
+    i = assert_failed(f)
+    assert i.reason == "unsupported opcode %s at offset %d" % (opcode, first.offset)
+
+
+def test_functions_sharing_a_code_object_share_the_record(jit):
+    import types
+    f = fresh(ADD)
+    g = types.FunctionType(f.__code__, {}, "g")
+    assert f(1, 2) == 3
+    assert_compiled(g)                        # compiled through f
+    assert g(2, 2) == 4
+    assert pyjion.info(f).run_count == 2
+    assert pyjion.native(f) == pyjion.native(g)

@@ -1,0 +1,308 @@
+"""Tracers, profilers and debuggers see exactly what they see on stock
+CPython, also for functions that have machine code."""
+import bdb
+import cProfile
+import io
+import pstats
+import sys
+import textwrap
+
+import pyjion
+from jitcheck import assert_compiled, jit_off, jit_on, make_function, register_source
+
+BODY = """
+def f(a, b, n):
+    total = 0
+    k = 0
+    while k < n:
+        if k % 2 == 0:
+            total += a
+        else:
+            total -= b
+        k += 1
+    if total > 10 and a is not None:
+        total = total * 2
+    elif total < 0 or b is None:
+        total = 0 - total
+    return total
+"""
+
+
+def two_copies(src=BODY):
+    src = textwrap.dedent(src)
+    filename = register_source(src, "trace")
+    return make_function(src, filename), make_function(src, filename)
+
+
+def trace_events(f, *args, setter=sys.settrace):
+    """(result, events) of f(*args) under a tracer; events are (event, line
+    relative to def) of f's frame only."""
+    code = f.__code__
+    events = []
+
+    def tracer(frame, event, arg):
+        if frame.f_code is code:
+            events.append((event, frame.f_lineno - code.co_firstlineno,
+                           arg if event == "return" else None))
+        return tracer
+
+    setter(tracer)
+    try:
+        result = f(*args)
+    finally:
+        setter(None)
+    return result, events
+
+
+def test_settrace_sees_every_line_of_a_compiled_function():
+    f_jit, f_ref = two_copies()
+    with jit_on():
+        assert f_jit(3, 1, 7) == 9
+        assert_compiled(f_jit)
+        runs = pyjion.info(f_jit).run_count
+        got = [trace_events(f_jit, 3, 1, 7), trace_events(f_jit, 1, 5, 4)]
+        assert pyjion.info(f_jit).tracing is False
+        # still compiled, and used again once the tracer is gone
+        assert_compiled(f_jit)
+        assert f_jit(3, 1, 7) == 9
+        assert pyjion.info(f_jit).run_count == runs + 3
+    with jit_off():
+        want = [trace_events(f_ref, 3, 1, 7), trace_events(f_ref, 1, 5, 4)]
+    assert want[0][1][0][0] == "call" and len(want[0][1]) > 20
+    assert got == want
+
+
+def test_settrace_opcode_events_match_stock():
+    f_jit, f_ref = two_copies()
+
+    def opcode_events(f):
+        code = f.__code__
+        events = []
+
+        def tracer(frame, event, arg):
+            if frame.f_code is code:
+                frame.f_trace_opcodes = True
+                events.append((event, frame.f_lasti))
+            return tracer
+
+        sys.settrace(tracer)
+        try:
+            f(2, 3, 5)
+        finally:
+            sys.settrace(None)
+        return events
+
+    with jit_on():
+        f_jit(1, 1, 1)
+        assert_compiled(f_jit)
+        got = opcode_events(f_jit)
+    with jit_off():
+        want = opcode_events(f_ref)
+    assert [e for e in want if e[0] == "opcode"]
+    assert got == want
+
+
+def test_setprofile_sees_call_and_return():
+    f_jit, f_ref = two_copies()
+    with jit_on():
+        f_jit(1, 2, 3)
+        assert_compiled(f_jit)
+        got = trace_events(f_jit, 4, 1, 6, setter=sys.setprofile)
+    with jit_off():
+        want = trace_events(f_ref, 4, 1, 6, setter=sys.setprofile)
+    assert [e[0] for e in want[1]] == ["call", "return"]
+    assert got == want
+
+
+def test_cprofile_counts_compiled_function_calls():
+    f_jit, f_ref = two_copies()
+
+    def profile(f):
+        prof = cProfile.Profile()
+        prof.enable()
+        try:
+            for k in range(5):
+                f(k, 1, 3)
+        finally:
+            prof.disable()
+        stats = pstats.Stats(prof, stream=io.StringIO())
+        code = f.__code__
+        for (filename, line, name), row in stats.stats.items():
+            if filename == code.co_filename and name == code.co_name:
+                return row[0], row[1]          # call counts
+        return None
+
+    with jit_on():
+        f_jit(0, 0, 0)
+        assert_compiled(f_jit)
+        got = profile(f_jit)
+        assert pyjion.info(f_jit).run_count == 6
+    with jit_off():
+        want = profile(f_ref)
+    assert want == (5, 5)
+    assert got == want
+
+
+class ArmTracer:
+    """An operand whose + installs a tracer the way debuggers do
+    (bdb.set_trace(): sys.settrace and f_trace on the frames up the stack)."""
+
+    def __init__(self, tracer):
+        self.tracer = tracer
+
+    def __add__(self, other):
+        sys.settrace(self.tracer)
+        sys._getframe(1).f_trace = self.tracer
+        return other
+
+
+MIDWAY = """
+def g(a, b):
+    x = a + b
+    y = x * 2
+    z = y - 1
+    return z
+"""
+
+
+def test_tracer_attached_while_a_compiled_frame_runs():
+    # A debugger that attaches while the compiled function is on the stack
+    # (breakpoint() in a callee, then stepping back out) must get the rest of
+    # the frame's line events and its return event, as on stock CPython.
+    g_jit, g_ref = two_copies(MIDWAY)
+
+    def run(g):
+        code = g.__code__
+        events = []
+
+        def tracer(frame, event, arg):
+            if frame.f_code is code:
+                events.append((event, frame.f_lineno - code.co_firstlineno))
+            return tracer
+
+        try:
+            result = g(ArmTracer(tracer), 5)
+        finally:
+            sys.settrace(None)
+        return result, events
+
+    with jit_on():
+        g_jit(1, 1)
+        assert_compiled(g_jit)
+        got = run(g_jit)
+    with jit_off():
+        want = run(g_ref)
+    assert want == (9, [("line", 2), ("line", 3), ("line", 4), ("return", 4)])
+    assert got == want
+
+
+class ArmProfiler:
+    def __init__(self, profiler):
+        self.profiler = profiler
+
+    def __add__(self, other):
+        sys.setprofile(self.profiler)
+        return other
+
+
+def test_profiler_attached_while_a_compiled_frame_runs():
+    # sys.setprofile() from a callee: stock CPython reports the return of
+    # every frame still on the stack, the compiled one included.
+    g_jit, g_ref = two_copies(MIDWAY)
+
+    def run(g):
+        code = g.__code__
+        events = []
+
+        def profiler(frame, event, arg):
+            if frame.f_code is code:
+                events.append((event, arg))
+        try:
+            result = g(ArmProfiler(profiler), 5)
+        finally:
+            sys.setprofile(None)
+        return result, events
+
+    with jit_on():
+        g_jit(1, 1)
+        assert_compiled(g_jit)
+        got = run(g_jit)
+    with jit_off():
+        want = run(g_ref)
+    assert want == (9, [("return", 9)])
+    assert got == want
+
+
+class Stepper(bdb.Bdb):
+    """A scripted debugger: stops at a breakpoint, then steps to the end,
+    recording where it stopped."""
+
+    def __init__(self):
+        super().__init__()
+        self.stops = []
+
+    def user_line(self, frame):
+        self.stops.append((frame.f_code.co_name, frame.f_lineno))
+        self.set_step()
+
+    def user_return(self, frame, value):
+        self.stops.append(("return", frame.f_code.co_name))
+        self.set_step()
+
+
+def test_bdb_breakpoint_and_stepping_in_compiled_function():
+    f_jit, f_ref = two_copies()
+
+    def debug(f):
+        dbg = Stepper()
+        code = f.__code__
+        dbg.set_break(code.co_filename, code.co_firstlineno + 9)     # `k += 1`
+        result = dbg.runcall(f, 2, 1, 3)
+        first = code.co_firstlineno
+        return result, [(n, l - first if isinstance(l, int) else l) for n, l in dbg.stops
+                        if n in ("f", "return")]
+
+    with jit_on():
+        f_jit(0, 0, 0)
+        assert_compiled(f_jit)
+        got = debug(f_jit)
+    with jit_off():
+        want = debug(f_ref)
+    assert ("f", 9) in want[1]
+    assert got == want
+
+
+class BreakIn:
+    """An operand whose + starts a debugger, as `breakpoint()` / pdb.set_trace()
+    in library code would; the debugger then single-steps."""
+
+    def __init__(self, dbg):
+        self.dbg = dbg
+
+    def __add__(self, other):
+        self.dbg.set_trace(sys._getframe())
+        return other
+
+
+def test_debugger_started_in_a_callee_steps_through_the_compiled_caller():
+    g_jit, g_ref = two_copies(MIDWAY)
+
+    def debug(g):
+        dbg = Stepper()
+        try:
+            result = g(BreakIn(dbg), 5)
+        finally:
+            sys.settrace(None)
+        first = g.__code__.co_firstlineno
+        return result, [(n, l - first if n == "g" else l) for n, l in dbg.stops
+                        if n in ("g", "return")]
+
+    with jit_on():
+        g_jit(1, 1)
+        assert_compiled(g_jit)
+        got = debug(g_jit)
+    with jit_off():
+        want = debug(g_ref)
+    # stock: the debugger stops at each remaining line of g and at its return
+    assert want == (9, [("return", "__add__"), ("g", 2), ("g", 3), ("g", 4), ("return", "g")])
+    assert got == want
