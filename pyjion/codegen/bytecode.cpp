@@ -81,7 +81,9 @@ void Bytecode::decode(PyCodeObject *code)
         i = ins.next;
     }
     Py_DECREF(bytes);
+    targets_.assign(n, false);
     for (const Instr &ins : instrs_) {
+        if (ins.target >= 0 && ins.target < n) targets_[ins.target] = true;
         if (ins.target >= 0 && instr_at(ins.target) < 0) {
             throw CompileError{PYJION_RESULT_COMPILER_ERROR,
                                "jump to the middle of an instruction at offset " + std::to_string(ins.offset())};

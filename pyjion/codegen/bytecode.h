@@ -35,6 +35,8 @@ public:
     // Instruction number starting at code unit `unit`, or -1.
     int instr_at(int unit) const { return unit >= 0 && unit < (int)at_.size() ? at_[unit] : -1; }
     int max_depth() const { return max_depth_; }
+    // Some jump (or exception handler) lands on code unit `unit`.
+    bool is_jump_target(int unit) const { return unit >= 0 && unit < (int)targets_.size() && targets_[unit]; }
 
 private:
     void decode(PyCodeObject *code);
@@ -42,6 +44,7 @@ private:
 
     std::vector<Instr> instrs_;
     std::vector<int> at_;
+    std::vector<bool> targets_;
     int max_depth_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include "opcodes.h"
 #include "interp_state.h"
 #include "runtime.h"
+#include "specialize.h"
 
 namespace pyjion {
 
@@ -60,14 +61,22 @@ void Compiler::compile()
             a.mov(x86::edx, ins.index);
             CALL(rt::pyj_rt_debug_check_stack);
         }
+        fused_next_ = false;
         dispatch(ins);
-        if (falls_through(ins.opcode)) {
-            int expected = ins.depth + PyCompile_OpcodeStackEffectWithJump(ins.opcode, ins.oparg, 0);
+        const Instr *last = &ins;
+        if (fused_next_) {
+            // The visitor also implemented the next instruction (e.g. COMPARE_OP + POP_JUMP).
+            last = &instrs[++k];
+            a.bind(labels_[k]);
+            boundaries_.push_back(BoundaryMark{last->offset(), last->opcode, last->oparg, labels_[k]});
+        }
+        if (falls_through(last->opcode)) {
+            int expected = last->depth + PyCompile_OpcodeStackEffectWithJump(last->opcode, last->oparg, 0);
             if (depth_ != expected) {
                 throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
                                    std::string("modelled stack depth ") + std::to_string(depth_) + " != " +
-                                       std::to_string(expected) + " after " + opcode_name(ins.opcode) +
-                                       " at offset " + std::to_string(ins.offset())};
+                                       std::to_string(expected) + " after " + opcode_name(last->opcode) +
+                                       " at offset " + std::to_string(last->offset())};
             }
         }
     }
@@ -232,12 +241,22 @@ Label Compiler::label_for(int target_unit)
     return labels_[k];
 }
 
-void Compiler::jump_to(int target_unit)
+void Compiler::jump_to(int target_unit) { jump_to(target_unit, *cur_); }
+
+void Compiler::jump_to(int target_unit, const Instr &jump)
 {
-    if (opcode_jump_kind(cur_->opcode) == REL_BACKWARD && cur_->opcode != JUMP_BACKWARD_NO_INTERRUPT) {
+    if (opcode_jump_kind(jump.opcode) == REL_BACKWARD && jump.opcode != JUMP_BACKWARD_NO_INTERRUPT) {
         eval_breaker_check();
     }
     em_.as().jmp(label_for(target_unit));
+}
+
+const Instr *Compiler::fusable_next() const
+{
+    const auto &instrs = bytecode_.instrs();
+    int k = bytecode_.instr_at(cur_->start) + 1;
+    if (k >= (int)instrs.size() || bytecode_.is_jump_target(instrs[k].start)) return nullptr;
+    return &instrs[k];
 }
 
 // ---- opcodes the baseline compiler handles ----------------------------------------
@@ -330,25 +349,13 @@ void Compiler::visit_BINARY_OP(const Instr &ins)
     // The table follows the NB_* numbering of CPython 3.11 (opcode._nb_ops).
     static_assert(sizeof(ops) / sizeof(ops[0]) == NB_INPLACE_XOR + 1, "BINARY_OP table out of step");
     if (ins.oparg < 0 || ins.oparg > NB_INPLACE_XOR) unsupported(ins);
-    binary_call(ops[ins.oparg].fn, ops[ins.oparg].name);
+    emit_binary_op(*this, ins.oparg, ops[ins.oparg].fn, ops[ins.oparg].name);
 }
 
 void Compiler::visit_COMPARE_OP(const Instr &ins)
 {
-    auto &a = em_.as();
     if (ins.oparg < Py_LT || ins.oparg > Py_GE) unsupported(ins);
-    em_.set_prev_instr(ins.index);
-    a.mov(x86::rdi, top(1));
-    a.mov(x86::rsi, top(0));
-    a.mov(x86::edx, ins.oparg);
-    CALL(PyObject_RichCompare);
-    a.mov(x86::r14, x86::rax);
-    pop_to(x86::rdi);
-    em_.decref(x86::rdi);
-    pop_to(x86::rdi);
-    em_.decref(x86::rdi);
-    jump_if_error_zero(x86::r14, depth_);
-    push(x86::r14);
+    emit_compare_op(*this, ins.oparg);
 }
 
 // POP_JUMP_{FORWARD,BACKWARD}_IF_{TRUE,FALSE}: True/False are tested by

@@ -75,6 +75,11 @@ public:
     void jump_if_error_negative(const x86::Gp &status, int depth);   // status < 0 -> error
     void eval_breaker_check();
     void jump_to(int target_unit);     // to a bytecode target, checking the eval breaker on backward jumps
+    void jump_to(int target_unit, const Instr &jump);   // same, for the jump instruction `jump`
+    // The next instruction if nothing jumps to it, so a visitor may implement
+    // both at once; the visitor then calls fuse_next().
+    const Instr *fusable_next() const;
+    void fuse_next() { fused_next_ = true; }
     asmjit::Label label_for(int target_unit);
 
     void binary_call(const void *fn, const char *name);
@@ -90,6 +95,7 @@ private:
     Emitter em_;
     const Instr *cur_ = nullptr;
     int depth_ = 0;
+    bool fused_next_ = false;
     std::vector<asmjit::Label> labels_;     // one per instruction
     std::vector<BoundaryMark> boundaries_;
     asmjit::Label exit_return_, exit_error_, exit_unlinked_;

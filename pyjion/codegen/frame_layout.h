@@ -35,6 +35,14 @@ constexpr int32_t kTstateCFrame = offsetof(PyThreadState, cframe);
 constexpr int32_t kTstateRecursionRemaining = offsetof(PyThreadState, recursion_remaining);
 constexpr int32_t kCFrameCurrentFrame = offsetof(_PyCFrame, current_frame);
 
+// Objects with inline fast paths (specialize.cpp): 3.11 ints are sign-magnitude
+// with 30-bit digits, ob_size = number of digits times the sign.
+constexpr int32_t kObjectType = offsetof(PyObject, ob_type);
+constexpr int32_t kVarSize = offsetof(PyVarObject, ob_size);
+constexpr int32_t kLongDigit0 = offsetof(PyLongObject, ob_digit);
+constexpr int32_t kFloatValue = offsetof(PyFloatObject, ob_fval);
+static_assert(PyLong_SHIFT == 30, "fast paths assume 30-bit int digits");
+
 inline int32_t local_offset(int index) { return kFrameLocalsPlus + 8 * index; }
 
 }  // namespace pyjion::layout
