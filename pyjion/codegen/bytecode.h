@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "exception_table.h"
+
 namespace pyjion {
 
 enum JumpKind { NO_JUMP, REL_FORWARD, REL_BACKWARD };
@@ -35,6 +37,7 @@ public:
     // Instruction number starting at code unit `unit`, or -1.
     int instr_at(int unit) const { return unit >= 0 && unit < (int)at_.size() ? at_[unit] : -1; }
     int max_depth() const { return max_depth_; }
+    const ExceptionTable &exceptions() const { return exceptions_; }
     // Some jump (or exception handler) lands on code unit `unit`.
     bool is_jump_target(int unit) const { return unit >= 0 && unit < (int)targets_.size() && targets_[unit]; }
 
@@ -42,6 +45,7 @@ private:
     void decode(PyCodeObject *code);
     void compute_depths(PyCodeObject *code);
 
+    ExceptionTable exceptions_;
     std::vector<Instr> instrs_;
     std::vector<int> at_;
     std::vector<bool> targets_;

@@ -34,10 +34,6 @@ Compiler::Compiler(PyCodeObject *code, CodeHolder &holder, const CompileOptions 
 
 void Compiler::compile()
 {
-    if (PyBytes_GET_SIZE(code_->co_exceptiontable) != 0) {
-        throw CompileError{PYJION_RESULT_UNSUPPORTED_OPCODE,
-                           "exception handling (co_exceptiontable) is not supported yet"};
-    }
     auto &a = em_.as();
     const auto &instrs = bytecode_.instrs();
     labels_.clear();
@@ -181,18 +177,48 @@ void Compiler::emit_epilogue()
 
 // ---- shared pieces -------------------------------------------------------------
 
-Label Compiler::error_exit(int depth) { return error_exit_at(cur_->index, depth); }
+Label Compiler::error_exit(int depth, Raise how) { return error_exit_at(cur_->index, depth, how); }
 
-Label Compiler::error_exit_at(int unit, int depth)
+// The exception handling of one failing point, out of line: add this frame to
+// the traceback (unless re-raising), then either unwind the value stack to the
+// handler that co_exceptiontable names for `lookup_unit` and jump there, or
+// drop the whole stack and leave the frame with NULL.
+Label Compiler::error_exit_at(int unit, int depth, Raise how, int lookup_unit, bool set_prev)
 {
-    return em_.cold([this, unit, depth](Emitter &e) {
+    if (lookup_unit < 0) lookup_unit = unit;
+    const ExceptionEntry *entry = bytecode_.exceptions().find(lookup_unit);
+    Label handler;
+    if (entry != nullptr) {
+        int k = bytecode_.instr_at(entry->handler);
+        if (k < 0 || bytecode_.instrs()[k].depth != entry->level + (entry->lasti ? 1 : 0) + 1) {
+            throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
+                               "exception handler depth mismatch for offset " + std::to_string(unit * 2)};
+        }
+        if (depth < entry->level) {
+            throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
+                               "stack below the handler's level at offset " + std::to_string(unit * 2)};
+        }
+        handler = labels_[k];
+    }
+    bool add_traceback = how == Raise::Error;
+    return em_.cold([this, unit, depth, add_traceback, entry, handler, set_prev](Emitter &e) {
         auto &a = e.as();
-        e.set_prev_instr(unit);
+        if (set_prev) e.set_prev_instr(unit);
         a.mov(x86::rdi, Emitter::tstate);
         a.mov(x86::rsi, Emitter::frame);
         a.mov(x86::edx, depth);
-        CALL(rt::pyj_rt_error_exit);
-        a.jmp(exit_error_);
+        a.mov(x86::ecx, add_traceback ? 1 : 0);
+        if (entry == nullptr) {
+            CALL(rt::pyj_rt_error_exit);
+            a.jmp(exit_error_);
+            return;
+        }
+        a.mov(x86::r8d, entry->level);
+        a.mov(x86::r9d, entry->lasti ? 1 : 0);
+        CALL(rt::pyj_rt_unwind_to_handler);
+        a.test(x86::eax, x86::eax);
+        a.jnz(exit_error_);
+        a.jmp(handler);
     });
 }
 

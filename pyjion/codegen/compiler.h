@@ -69,8 +69,15 @@ public:
 
     // The error exit for the current instruction with `depth` values left on the
     // stack (the instruction's consumed inputs already released).
-    asmjit::Label error_exit(int depth);
-    asmjit::Label error_exit_at(int unit_index, int depth);   // for cold stubs, emitted later
+    // Raise::Error adds this frame to the traceback (ceval's `goto error`);
+    // Raise::Reraise does not (`goto exception_unwind`: RERAISE, bare raise).
+    enum class Raise { Error, Reraise };
+    asmjit::Label error_exit(int depth, Raise how = Raise::Error);
+    // The same for code unit `unit_index` (cold stubs are emitted later, when
+    // current() has moved on). The handler is looked up for `lookup_unit`
+    // (default: unit_index); set_prev=false keeps a prev_instr set at run time.
+    asmjit::Label error_exit_at(int unit_index, int depth, Raise how = Raise::Error, int lookup_unit = -1,
+                                bool set_prev = true);
     void jump_if_error_zero(const x86::Gp &result, int depth);   // result == NULL -> error
     void jump_if_error_negative(const x86::Gp &status, int depth);   // status < 0 -> error
     void eval_breaker_check();

@@ -42,27 +42,6 @@ int pyj_rt_eval_breaker(PyThreadState *ts)
     return 0;
 }
 
-// An exception escapes the frame: record the traceback entry for this frame
-// (prev_instr already points at the failing instruction), then drop the
-// `depth` values left on the value stack.
-void pyj_rt_error_exit(PyThreadState *ts, _PyInterpreterFrame *frame, int depth)
-{
-    PyObject *exc_type, *exc_value, *exc_tb;
-    if (!PyErr_Occurred()) {
-        PyErr_SetString(PyExc_SystemError, "error return without exception set");
-    }
-    if (!_PyFrame_IsIncomplete(frame)) {
-        PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-        PyFrameObject *f = PyEval_GetFrame();   // materialises this (current) frame's object
-        PyErr_Restore(exc_type, exc_value, exc_tb);
-        if (f != nullptr) PyTraceBack_Here(f);
-    }
-    PyObject **stack = frame->localsplus + frame->f_code->co_nlocalsplus;
-    for (int i = depth - 1; i >= 0; i--) {
-        Py_CLEAR(stack[i]);
-    }
-}
-
 // Debug builds: at a bytecode boundary, every value-stack slot below the
 // modelled depth must hold a live object.
 void pyj_rt_debug_check_stack(_PyInterpreterFrame *frame, int depth, int unit_index)
