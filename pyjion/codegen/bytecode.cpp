@@ -38,6 +38,12 @@ int opcode_caches(int opcode) { return opcode_table()[opcode & 0xff].caches; }
 
 JumpKind opcode_jump_kind(int opcode) { return opcode_table()[opcode & 0xff].jump; }
 
+int stack_effect(int opcode, int oparg, bool jump)
+{
+    if (opcode == RETURN_GENERATOR) return 1;
+    return PyCompile_OpcodeStackEffectWithJump(opcode, oparg, jump ? 1 : 0);
+}
+
 Bytecode::Bytecode(PyCodeObject *code) : exceptions_(code)
 {
     decode(code);
@@ -127,9 +133,9 @@ void Bytecode::compute_depths(PyCodeObject *code)
     while (!work.empty()) {
         const Instr ins = instrs_[work.back()];
         work.pop_back();
-        int fall = PyCompile_OpcodeStackEffectWithJump(ins.opcode, ins.oparg, 0);
+        int fall = stack_effect(ins.opcode, ins.oparg, false);
         if (ins.target >= 0) {
-            int jump = PyCompile_OpcodeStackEffectWithJump(ins.opcode, ins.oparg, 1);
+            int jump = stack_effect(ins.opcode, ins.oparg, true);
             reach(ins.target, ins.depth + jump);
         }
         int after = ins.depth + fall;

@@ -25,6 +25,10 @@ struct Instr {
 };
 
 const char *opcode_name(int opcode);
+// CPython's stack effect, except that RETURN_GENERATOR counts the value that
+// resuming the generator pushes (CPython's compiler adds that prefix after it
+// computes depths).
+int stack_effect(int opcode, int oparg, bool jump);
 int opcode_caches(int opcode);
 JumpKind opcode_jump_kind(int opcode);
 

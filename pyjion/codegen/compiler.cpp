@@ -41,6 +41,7 @@ void Compiler::compile()
     exit_return_ = a.newLabel();
     exit_error_ = a.newLabel();
     exit_unlinked_ = a.newLabel();
+    exit_suspend_ = a.newLabel();
 
     emit_prologue();
     for (size_t k = 0; k < instrs.size(); k++) {
@@ -67,7 +68,7 @@ void Compiler::compile()
             boundaries_.push_back(BoundaryMark{last->offset(), last->opcode, last->oparg, labels_[k]});
         }
         if (falls_through(last->opcode)) {
-            int expected = last->depth + PyCompile_OpcodeStackEffectWithJump(last->opcode, last->oparg, 0);
+            int expected = last->depth + stack_effect(last->opcode, last->oparg, false);
             if (depth_ != expected) {
                 throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
                                    std::string("modelled stack depth ") + std::to_string(depth_) + " != " +
@@ -118,6 +119,7 @@ void Compiler::emit_prologue()
     a.sub(x86::rsp, 8);   // keep rsp 16-byte aligned at calls
     a.mov(Emitter::tstate, x86::rdi);
     a.mov(Emitter::frame, x86::rsi);
+    a.mov(x86::r15d, x86::edx);   // throwflag, read by the resume dispatch
     em_.load_address(Emitter::first_instr, _PyCode_CODE(code_));
 
     // Link the frame in as the thread's current frame, as the interpreter does,
@@ -127,8 +129,6 @@ void Compiler::emit_prologue()
     a.mov(x86::qword_ptr(Emitter::frame, layout::kFramePrevious), x86::rax);
     a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), Emitter::frame);
     a.mov(x86::byte_ptr(Emitter::frame, layout::kFrameIsEntry), 1);
-    // While running, values on the stack are not visible to the GC (as in ceval.c).
-    a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), -1);
 
     // Recursion limit: if (ts->recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, "")) fail.
     // On failure _Py_CheckRecursiveCall has already undone the decrement.
@@ -145,10 +145,41 @@ void Compiler::emit_prologue()
         a.test(x86::eax, x86::eax);
         a.jz(resume);
         a.xor_(x86::r14d, x86::r14d);
-        a.jmp(exit_unlinked_);
+        a.jmp(exit_unlinked_);   // the frame's values stay as they came in
     });
     a.jle(slow);
     a.bind(resume);
+    // While running, values on the stack are not visible to the GC (as in ceval.c).
+    a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), -1);
+    if (code_->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) emit_resume_dispatch();
+}
+
+// A generator frame is (re)entered after its RETURN_GENERATOR or a YIELD_VALUE:
+// prev_instr says which, and the sent value is already on the value stack.
+// With throwflag set, the pending exception is raised at that point instead.
+// (The call that creates the generator always runs in the interpreter.)
+void Compiler::emit_resume_dispatch()
+{
+    auto &a = em_.as();
+    const auto &instrs = bytecode_.instrs();
+    a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevInstr));
+    a.sub(x86::rax, Emitter::first_instr);
+    a.sar(x86::rax, 1);
+    for (size_t k = 0; k + 1 < instrs.size(); k++) {
+        const Instr &ins = instrs[k];
+        if ((ins.opcode != RETURN_GENERATOR && ins.opcode != YIELD_VALUE) || ins.depth < 0) continue;
+        const Instr &next = instrs[k + 1];
+        Label other = a.newLabel();
+        a.cmp(x86::rax, ins.index);
+        a.jne(other);
+        a.test(x86::r15d, x86::r15d);
+        a.jnz(error_exit_at(ins.index, next.depth, Raise::Error, ins.index, false));
+        a.jmp(labels_[k + 1]);
+        a.bind(other);
+    }
+    a.mov(x86::rdi, Emitter::frame);
+    CALL(rt::pyj_rt_bad_resume);
+    a.jmp(exit_error_);
 }
 
 void Compiler::emit_epilogue()
@@ -157,10 +188,11 @@ void Compiler::emit_epilogue()
     a.bind(exit_error_);
     a.xor_(x86::r14d, x86::r14d);
     a.bind(exit_return_);   // r14: the result, or NULL with an exception set
-    a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
-    a.bind(exit_unlinked_);
     // Empty value stack: the caller's frame clearing releases exactly the locals.
     a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), code_->co_nlocalsplus);
+    a.bind(exit_suspend_);   // a yield has set stacktop to the values it keeps
+    a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
+    a.bind(exit_unlinked_);
     a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
     a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevious));
     a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);

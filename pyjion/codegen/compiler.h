@@ -45,6 +45,7 @@ private:
     void dispatch(const Instr &ins);
     void emit_prologue();
     void emit_epilogue();
+    void emit_resume_dispatch();
 
 public:
     // ---- the toolkit visitors use (visit_*.cpp) ----
@@ -105,7 +106,12 @@ private:
     bool fused_next_ = false;
     std::vector<asmjit::Label> labels_;     // one per instruction
     std::vector<BoundaryMark> boundaries_;
-    asmjit::Label exit_return_, exit_error_, exit_unlinked_;
+    asmjit::Label exit_return_, exit_error_, exit_unlinked_, exit_suspend_;
+
+public:
+    // Leaves the frame suspended (YIELD_VALUE): r14 holds the value to return
+    // and stacktop has been set to the values that stay on the stack.
+    const asmjit::Label &exit_suspend() const { return exit_suspend_; }
 };
 
 }  // namespace pyjion

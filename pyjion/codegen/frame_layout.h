@@ -43,6 +43,11 @@ constexpr int32_t kLongDigit0 = offsetof(PyLongObject, ob_digit);
 constexpr int32_t kFloatValue = offsetof(PyFloatObject, ob_fval);
 static_assert(PyLong_SHIFT == 30, "fast paths assume 30-bit int digits");
 
+// A generator's frame is embedded in the generator object (gi_iframe).
+constexpr int32_t kGenFrameStateFromFrame =
+    static_cast<int32_t>(offsetof(PyGenObject, gi_frame_state)) - static_cast<int32_t>(offsetof(PyGenObject, gi_iframe));
+constexpr int8_t kFrameSuspended = FRAME_SUSPENDED;
+
 inline int32_t local_offset(int index) { return kFrameLocalsPlus + 8 * index; }
 
 }  // namespace pyjion::layout

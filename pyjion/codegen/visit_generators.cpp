@@ -1,5 +1,8 @@
-// Visitors: Generators, coroutines and async generators.
-// An opcode still marked NOT_YET leaves its code object to the interpreter.
+// Visitors: generators, coroutines and async generators.
+// The call that creates a generator runs in the interpreter (up to
+// RETURN_GENERATOR); compiled code takes over at every resume, dispatching on
+// prev_instr (Compiler::emit_resume_dispatch), so interpreter and machine code
+// can hand a generator frame back and forth: all its state lives in the frame.
 #include "compiler.h"
 
 #include "../codegen_api.h"
@@ -10,18 +13,57 @@ namespace pyjion {
 
 using namespace asmjit;
 
+// Never executed by machine code: it marks the first resume point.
+void Compiler::visit_RETURN_GENERATOR(const Instr &)
+{
+    as().ud2();
+    grow(1);   // resuming pushes the sent value
+}
+
+void Compiler::visit_YIELD_VALUE(const Instr &ins)
+{
+    auto &a = as();
+    pop_to(x86::r14);
+    a.mov(x86::byte_ptr(Emitter::frame, layout::kGenFrameStateFromFrame), layout::kFrameSuspended);
+    a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), code()->co_nlocalsplus + depth());
+    set_prev_instr();
+    a.jmp(exit_suspend());
+    grow(1);   // the resume pushes the sent value
+}
+
+void Compiler::visit_SEND(const Instr &ins)
+{
+    auto &a = as();
+    Label returned = a.newLabel(), next = a.newLabel();
+    set_prev_instr();
+    a.lea(x86::rdi, em().stack(depth()));
+    PYJ_CALL(*this, rt::pyj_rt_send);
+    a.test(x86::eax, x86::eax);
+    a.js(error_exit(depth() - 1));
+    a.jz(next);
+    drop(1);
+    jump_to(ins.target);
+    grow(1);
+    a.bind(next);
+}
+
+void Compiler::visit_GET_YIELD_FROM_ITER(const Instr &)
+{
+    set_prev_instr();
+    as().lea(x86::rdi, em().stack(depth()));
+    as().mov(x86::esi, code()->co_flags);
+    PYJ_CALL(*this, rt::pyj_rt_get_yield_from_iter);
+    jump_if_error_negative(x86::eax, depth() - 1);
+}
+
 #define NOT_YET(name) \
     void Compiler::visit_##name(const Instr &ins) { unsupported(ins); }
-NOT_YET(RETURN_GENERATOR)
-NOT_YET(YIELD_VALUE)
-NOT_YET(SEND)
 NOT_YET(GET_AWAITABLE)
 NOT_YET(GET_AITER)
 NOT_YET(GET_ANEXT)
 NOT_YET(END_ASYNC_FOR)
 NOT_YET(BEFORE_ASYNC_WITH)
 NOT_YET(ASYNC_GEN_WRAP)
-NOT_YET(GET_YIELD_FROM_ITER)
 #undef NOT_YET
 
 }  // namespace pyjion
