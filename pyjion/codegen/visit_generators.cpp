@@ -56,14 +56,66 @@ void Compiler::visit_GET_YIELD_FROM_ITER(const Instr &)
     jump_if_error_negative(x86::eax, depth() - 1);
 }
 
-#define NOT_YET(name) \
-    void Compiler::visit_##name(const Instr &ins) { unsupported(ins); }
-NOT_YET(GET_AWAITABLE)
-NOT_YET(GET_AITER)
-NOT_YET(GET_ANEXT)
-NOT_YET(END_ASYNC_FOR)
-NOT_YET(BEFORE_ASYNC_WITH)
-NOT_YET(ASYNC_GEN_WRAP)
-#undef NOT_YET
+namespace {
+void load_sp(Compiler &c, const x86::Gp &reg) { c.as().lea(reg, c.em().stack(c.depth())); }
+}  // namespace
+
+void Compiler::visit_GET_AWAITABLE(const Instr &ins)
+{
+    set_prev_instr();
+    load_sp(*this, x86::rdi);
+    as().mov(x86::esi, ins.oparg);
+    PYJ_CALL(*this, rt::pyj_rt_get_awaitable);
+    jump_if_error_negative(x86::eax, depth() - 1);
+}
+
+void Compiler::visit_GET_AITER(const Instr &)
+{
+    set_prev_instr();
+    load_sp(*this, x86::rdi);
+    PYJ_CALL(*this, rt::pyj_rt_get_aiter);
+    jump_if_error_negative(x86::eax, depth() - 1);
+}
+
+void Compiler::visit_GET_ANEXT(const Instr &)
+{
+    set_prev_instr();
+    load_sp(*this, x86::rdi);
+    PYJ_CALL(*this, rt::pyj_rt_get_anext);
+    jump_if_error_zero(x86::rax, depth());
+    push(x86::rax);
+}
+
+void Compiler::visit_END_ASYNC_FOR(const Instr &ins)
+{
+    auto &a = as();
+    set_prev_instr();
+    load_sp(*this, x86::rdi);
+    PYJ_CALL(*this, rt::pyj_rt_end_async_for);
+    a.test(x86::eax, x86::eax);
+    a.jnz(error_exit(depth() - 1, Raise::Reraise));
+    drop(2);
+}
+
+void Compiler::visit_BEFORE_ASYNC_WITH(const Instr &)
+{
+    set_prev_instr();
+    load_sp(*this, x86::rdi);
+    PYJ_CALL(*this, rt::pyj_rt_before_async_with);
+    jump_if_error_negative(x86::eax, depth());
+    grow(1);
+}
+
+void Compiler::visit_ASYNC_GEN_WRAP(const Instr &)
+{
+    auto &a = as();
+    set_prev_instr();
+    a.mov(x86::rdi, top());
+    PYJ_CALL(*this, rt::pyj_rt_async_gen_wrap);
+    jump_if_error_zero(x86::rax, depth());
+    a.mov(x86::rdi, top());
+    a.mov(top(), x86::rax);
+    em().decref(x86::rdi);
+}
 
 }  // namespace pyjion
