@@ -156,25 +156,32 @@ void Compiler::emit_prologue()
 
 // A generator frame is (re)entered after its RETURN_GENERATOR or a YIELD_VALUE:
 // prev_instr says which, and the sent value is already on the value stack.
-// With throwflag set, the pending exception is raised at that point instead.
+// gen.throw() into a `yield from` that ends also resumes just before a SEND's
+// target (genobject.c backs prev_instr up there). With throwflag set, the
+// pending exception is raised at that point instead.
 // (The call that creates the generator always runs in the interpreter.)
 void Compiler::emit_resume_dispatch()
 {
     auto &a = em_.as();
     const auto &instrs = bytecode_.instrs();
+    std::vector<int> resume_units;   // prev_instr values; execution goes on at unit + 1
+    for (const Instr &ins : instrs) {
+        if (ins.depth < 0) continue;
+        if (ins.opcode == RETURN_GENERATOR || ins.opcode == YIELD_VALUE) resume_units.push_back(ins.index);
+        if (ins.opcode == SEND) resume_units.push_back(ins.target - 1);
+    }
     a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevInstr));
     a.sub(x86::rax, Emitter::first_instr);
     a.sar(x86::rax, 1);
-    for (size_t k = 0; k + 1 < instrs.size(); k++) {
-        const Instr &ins = instrs[k];
-        if ((ins.opcode != RETURN_GENERATOR && ins.opcode != YIELD_VALUE) || ins.depth < 0) continue;
-        const Instr &next = instrs[k + 1];
+    for (int unit : resume_units) {
+        int k = bytecode_.instr_at(unit + 1);
+        if (k < 0 || instrs[k].depth < 0) continue;
         Label other = a.newLabel();
-        a.cmp(x86::rax, ins.index);
+        a.cmp(x86::rax, unit);
         a.jne(other);
         a.test(x86::r15d, x86::r15d);
-        a.jnz(error_exit_at(ins.index, next.depth, Raise::Error, ins.index, false));
-        a.jmp(labels_[k + 1]);
+        a.jnz(error_exit_at(unit, instrs[k].depth, Raise::Error, unit, false));
+        a.jmp(labels_[k]);
         a.bind(other);
     }
     a.mov(x86::rdi, Emitter::frame);

@@ -20,6 +20,10 @@ int _Py_CheckRecursiveCall(PyThreadState *tstate, const char *where);
 #undef _PyObject_LookupSpecial
 PyObject *_PyObject_LookupSpecial(PyObject *self, PyObject *attr);
 
+// Takes (a new reference to) the thread's pending asynchronous exception, or
+// NULL, clearing the interpreter's request as ceval does.
+PyObject *pyj_take_async_exc(PyThreadState *ts);
+
 // Another thread asked this one to drop the GIL.
 int pyj_gil_drop_requested(PyThreadState *ts);
 

@@ -33,8 +33,7 @@ int pyj_rt_eval_breaker(PyThreadState *ts)
         PyEval_RestoreThread(ts);
     }
     if (ts->async_exc != nullptr) {
-        PyObject *exc = ts->async_exc;
-        ts->async_exc = nullptr;
+        PyObject *exc = pyj_take_async_exc(ts);
         PyErr_SetNone(exc);
         Py_DECREF(exc);
         return -1;
