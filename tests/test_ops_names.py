@@ -236,6 +236,34 @@ def test_load_global_builtin_shadowed_between_calls():
     _, _, got = check(src, "f", {"LOAD_GLOBAL"}, calls=3, between=between, key=repr)
 
 
+def test_name_error_suggestion():
+    src = """
+    def f():
+        return lenn
+    def g():
+        somelocal = 1
+        return somelocall
+    """
+    for name in "fg":
+        gi, gj = {}, {}
+        fi, fj = make(src, name, gi), make(src, name, gj)
+
+        def text(f):
+            try:
+                f()
+            except NameError as e:
+                # 3.11 offers "Did you mean" only in the C display hook
+                buf = io.StringIO()
+                with contextlib.redirect_stderr(buf):
+                    sys.__excepthook__(type(e), e, e.__traceback__)
+                return buf.getvalue().splitlines()[-1]
+        ti = text(fi)
+        with jit():
+            tj = text(fj)
+        assert pyjion.info(fj).compiled, pyjion.info(fj).reason
+        assert tj == ti and "Did you mean" in ti
+
+
 def test_load_global_custom_builtins_dict_and_mapping():
     class Builtins(dict):
         def __missing__(self, key):
@@ -730,6 +758,24 @@ def test_replaced_import_is_honoured():
     assert [c[0] for c in calls] == ["os", "a.b", "", "os", "a.b", ""]
     assert calls[3][1] is fj.__globals__ and calls[3][2] is None and calls[3][3] is None and calls[3][4] == 0
     assert calls[4][3] == ("c", "d") and calls[5][4] == 2
+
+
+def test_monkeypatched_builtins_import(monkeypatch):
+    real = builtins.__import__
+    seen = []
+
+    def spy(name, globals=None, locals=None, fromlist=(), level=0):
+        seen.append((name, fromlist, level))
+        return real(name, globals, locals, fromlist, level)
+    monkeypatch.setattr(builtins, "__import__", spy)
+    src = """
+    def f():
+        from os import path
+        return path
+    """
+    _, _, got = check(src, "f", {"IMPORT_NAME", "IMPORT_FROM"})
+    assert got == [("ok", os.path)]
+    assert seen == [("os", ("path",), 0)] * 2
 
 
 def test_import_without_dunder_import():
