@@ -16,6 +16,7 @@ test and its stack effect.
 import builtins
 import contextlib
 import dis
+import gc
 import io
 import opcode as _opcode
 import os
@@ -1065,3 +1066,114 @@ def test_delete_fast_runs_finaliser():
     with jit():
         assert fj(Noisy()) == 1
     assert pyjion.info(fj).compiled and log == ["del"]
+
+
+# ---- reference counting ------------------------------------------------------------------------
+
+LEAK_SRC = """
+class Obj:
+    pass
+
+def load_global():
+    return SENTINEL
+def load_global_missing():
+    return not_defined_anywhere
+def attrs(o, v):
+    o.a = v
+    x = o.a
+    del o.a
+    return x
+def attr_missing(o):
+    return o.zzz
+def store_global(v):
+    global STORED
+    STORED = v
+    del STORED
+def imports():
+    import os
+    from os import path
+    return path
+def import_missing():
+    from os import no_such_name
+def delete_fast(v):
+    x = v
+    del x
+def unbound_fast():
+    del y
+    y = 1
+def cells(v):
+    a = v
+    def inner(): return a
+    a = v
+    b = a
+    del a
+    return b
+def classderef(v):
+    x = v
+    class C:
+        y = x
+    return C
+"""
+
+
+def _leak_cases(g):
+    obj = g["Obj"]()
+    sentinel = g["SENTINEL"]
+    return [
+        ("load_global", (), [sentinel]),
+        ("load_global_missing", (), []),
+        ("attrs", (obj, sentinel), [sentinel, obj]),
+        ("attr_missing", (obj,), [obj]),
+        ("store_global", (sentinel,), [sentinel]),
+        ("imports", (), [os, os.path]),
+        ("import_missing", (), [os]),
+        ("delete_fast", (sentinel,), [sentinel]),
+        ("unbound_fast", (), []),
+    ]
+
+
+@pytest.mark.parametrize("name", ["load_global", "load_global_missing", "attrs", "attr_missing", "store_global",
+                                  "imports", "import_missing", "delete_fast", "unbound_fast", "cells"])
+def test_no_reference_leaks(name):
+    g = {"SENTINEL": object()}
+    exec(compile(textwrap.dedent(LEAK_SRC), FILENAME, "exec"), g)
+    f = g[name]
+    if name == "cells":
+        f.__code__ = drop_closure(1)(f.__code__)
+        args, watch = (g["SENTINEL"],), [g["SENTINEL"]]
+    else:
+        _, args, watch = next(c for c in _leak_cases(g) if c[0] == name)
+
+    def run(n):
+        for _ in range(n):
+            try:
+                f(*args)
+            except Exception:
+                pass
+    with jit():
+        run(100)
+        assert pyjion.info(f).compiled, pyjion.info(f).reason
+        counts = [sys.getrefcount(o) for o in watch]
+        blocks = sys.getallocatedblocks()
+        run(5000)
+        blocks = sys.getallocatedblocks() - blocks
+        assert [sys.getrefcount(o) for o in watch] == counts
+    assert blocks < 500, "%d blocks more after 5000 calls" % blocks
+
+
+def test_no_reference_leaks_class_bodies():
+    g = {"SENTINEL": object(), "__name__": "opsmod"}
+    exec(compile(textwrap.dedent(LEAK_SRC), FILENAME, "exec"), g)
+    f = g["classderef"]
+    body = next(c for c in f.__code__.co_consts if isinstance(c, types.CodeType) and c.co_name == "C")
+    sentinel = g["SENTINEL"]
+    with jit():
+        for _ in range(100):
+            f(sentinel)
+        assert pyjion.info(body).compiled, pyjion.info(body).reason
+        gc.collect()   # classes are cyclic: only the collector frees them
+        count = sys.getrefcount(sentinel)
+        for _ in range(2000):
+            f(sentinel)
+        gc.collect()
+        assert sys.getrefcount(sentinel) == count
