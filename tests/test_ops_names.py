@@ -412,17 +412,17 @@ def _mapping_key(g, l):
     return ({k: v for k, v in g.items() if k != "__builtins__"}, l.d, l.log)
 
 
-@pytest.mark.parametrize("src", [
-    "a = 1\nb = a + 1\nc = glob\nd = len\ndel a\n",
-    "x = explode\n",
-    "readonly = 1\n",
-    "del undeletable\n",
-    "del missing\n",
-    "q = missing_everywhere\n",
+@pytest.mark.parametrize("src,ops", [
+    ("a = 1\nb = a + 1\nc = glob\nd = len\ndel a\n", {"LOAD_NAME", "STORE_NAME", "DELETE_NAME"}),
+    ("x = explode\n", {"LOAD_NAME"}),
+    ("readonly = 1\n", {"STORE_NAME"}),
+    ("del undeletable\n", {"DELETE_NAME"}),
+    ("del missing\n", {"DELETE_NAME"}),
+    ("q = missing_everywhere\n", {"LOAD_NAME"}),
 ])
-def test_exec_with_mapping_locals(src):
+def test_exec_with_mapping_locals(src, ops):
     mk = lambda: ({"glob": "g"}, Mapping(pre=0))
-    check_code(src, {"RESUME"}, make_ns=mk, key=_mapping_key)
+    check_code(src, ops, make_ns=mk, key=_mapping_key)
 
 
 def test_exec_with_dict_subclass_locals():
@@ -799,6 +799,28 @@ def test_import_star(fake_modules):
     # into a non-dict locals mapping (exec with a mapping)
     check_code("from pyj_star_all import *\n", {"IMPORT_STAR"},
                make_ns=lambda: ({}, Mapping()), key=_mapping_key)
+
+
+def test_import_star_with_fast_locals(fake_modules):
+    # `import *` is a SyntaxError in a function, but bytecode may still do it:
+    # the fast locals are synced to f_locals and back around the import.
+    fake_modules("pyj_star_fast", __all__=["a", "b"], a=1, b=2)
+    src = """
+    def f():
+        from pyj_star_fast import a
+        b = 0
+        return a + b
+    """
+    edit = lambda code: patch(code, ["IMPORT_FROM", "STORE_FAST", "POP_TOP"], [("IMPORT_STAR", 0)])
+    _, _, got = check(src, "f", {"IMPORT_STAR"}, edit=edit)
+    assert got == [("ok", 1)]
+    src = """
+    def g():
+        from pyj_star_fast import a
+        return a
+    """
+    _, _, got = check(src, "g", {"IMPORT_STAR"}, edit=edit)
+    assert got == [("ok", 1)]
 
 
 # ---- LOAD_BUILD_CLASS, SETUP_ANNOTATIONS, LOAD_ASSERTION_ERROR, PRINT_EXPR --------------------
