@@ -1199,3 +1199,76 @@ def test_no_reference_leaks_class_bodies():
             f(sentinel)
         gc.collect()
         assert sys.getrefcount(sentinel) == count
+
+
+# ---- errors caught in the same frame (need the lead's exception handling and CALL) ---------------
+
+CAUGHT_SRC = """
+class RO:
+    @property
+    def ro(self):
+        return 1
+
+def attr_caught(o, s):
+    try:
+        return (s, s, o.missing)
+    except AttributeError as e:
+        return "caught " + e.name
+def method_caught(o, s):
+    try:
+        return (s, o.missing())
+    except AttributeError as e:
+        return "caught " + e.name
+def global_call_caught(o, s):
+    try:
+        return (s, missing_fn(s))
+    except NameError as e:
+        return "caught " + e.name
+def import_from_caught(o, s):
+    try:
+        x = (s, s)
+        from os import nothing_here
+    except ImportError as e:
+        return "caught " + e.name
+def store_attr_caught(o, s):
+    try:
+        o.ro = s
+    except AttributeError:
+        return "caught"
+def deref_caught(o, s):
+    def inner():
+        return y
+    try:
+        return (s, y)
+    except UnboundLocalError:
+        y = s
+        return "caught"
+def delete_fast_caught(o, s):
+    try:
+        del z
+    except UnboundLocalError:
+        return "caught"
+    z = 1
+"""
+
+
+@pytest.mark.parametrize("name", ["attr_caught", "method_caught", "global_call_caught", "import_from_caught",
+                                  "store_attr_caught", "deref_caught", "delete_fast_caught"])
+def test_errors_caught_in_frame(name):
+    """The error exits leave the right number of values for the handler's unwinding:
+    same result as the interpreter and no reference left behind on the sentinel."""
+    gi, gj = {}, {}
+    fi, fj = make(CAUGHT_SRC, name, gi), make(CAUGHT_SRC, name, gj)
+    s = object()
+    ri = outcome(lambda: fi(gi["RO"](), s))
+    with jit():
+        rj = outcome(lambda: fj(gj["RO"](), s))
+        info = pyjion.info(fj)
+        if not info.compiled:
+            pytest.skip("needs opcodes outside this branch: %s" % info.reason)
+        assert rj == ri and rj[0] == "ok" and rj[1].startswith("caught")
+        o = gj["RO"]()
+        before = sys.getrefcount(s)
+        for _ in range(1000):
+            fj(o, s)
+        assert sys.getrefcount(s) == before
