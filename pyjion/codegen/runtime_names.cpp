@@ -528,6 +528,12 @@ void pyj_unbound_deref(_PyInterpreterFrame *frame, int index)
 PyObject *pyj_load_classderef(_PyInterpreterFrame *frame, int index)
 {
     PyObject *name = PyTuple_GET_ITEM(frame->f_code->co_localsplusnames, index);
+    if (frame->f_locals == nullptr) {
+        // Only class bodies use LOAD_CLASSDEREF, and they always have locals (the
+        // interpreter merely asserts it); fail cleanly rather than crash.
+        PyErr_Format(PyExc_SystemError, "no locals when loading %R", name);
+        return nullptr;
+    }
     bool failed;
     PyObject *v = mapping_lookup(frame->f_locals, name, &failed);
     if (v != nullptr || failed) return v;
