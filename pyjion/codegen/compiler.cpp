@@ -42,6 +42,7 @@ void Compiler::compile()
     exit_error_ = a.newLabel();
     exit_unlinked_ = a.newLabel();
     exit_suspend_ = a.newLabel();
+    exit_restore_ = a.newLabel();
 
     emit_prologue();
     for (size_t k = 0; k < instrs.size(); k++) {
@@ -57,6 +58,10 @@ void Compiler::compile()
             a.mov(x86::esi, depth_);
             a.mov(x86::edx, ins.index);
             CALL(rt::pyj_rt_debug_check_stack);
+        }
+        if ((k > 0 && may_start_tracing(instrs[k - 1].opcode)) || bytecode_.is_jump_target(ins.start) ||
+            ins.opcode == RETURN_VALUE || ins.opcode == YIELD_VALUE) {
+            emit_tracing_check(ins);
         }
         fused_next_ = false;
         dispatch(ins);
@@ -81,6 +86,51 @@ void Compiler::compile()
     a.ud2();
     emit_epilogue();
     em_.emit_cold();
+}
+
+// Instructions that never run Python code (so cannot turn tracing on), apart
+// from a deallocation's __del__.
+bool Compiler::may_start_tracing(int opcode)
+{
+    switch (opcode) {
+    case NOP: case CACHE: case LOAD_FAST: case LOAD_CONST: case STORE_FAST: case POP_TOP:
+    case COPY: case SWAP: case PUSH_NULL: case LOAD_CLOSURE: case LOAD_DEREF: case STORE_DEREF:
+    case JUMP_FORWARD: case JUMP_BACKWARD_NO_INTERRUPT: case POP_JUMP_FORWARD_IF_NONE:
+    case POP_JUMP_FORWARD_IF_NOT_NONE: case POP_JUMP_BACKWARD_IF_NONE: case POP_JUMP_BACKWARD_IF_NOT_NONE:
+    case KW_NAMES: case PRECALL: case MAKE_CELL: case COPY_FREE_VARS:
+        return false;
+    default:
+        return true;
+    }
+}
+
+// sys.settrace()/setprofile() turned on while this frame runs compiled: hand
+// the frame to the interpreter at this instruction boundary (all its state is
+// in the frame: locals, the value stack up to stacktop, prev_instr), so the
+// tracer sees the rest of it exactly as on stock CPython.
+void Compiler::emit_tracing_check(const Instr &ins)
+{
+    auto &a = em_.as();
+    int depth = ins.depth;
+    int start = ins.start;
+    Label deopt = em_.cold([this, depth, start](Emitter &e) {
+        auto &a = e.as();
+        a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), code_->co_nlocalsplus + depth);
+        e.set_prev_instr(start - 1);   // the interpreter goes on at prev_instr + 1
+        a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
+        a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+        a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevious));
+        a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
+        a.mov(x86::rdi, Emitter::tstate);
+        a.mov(x86::rsi, Emitter::frame);
+        a.xor_(x86::edx, x86::edx);
+        CALL(_PyEval_EvalFrameDefault);
+        a.mov(x86::r14, x86::rax);
+        a.jmp(exit_restore_);
+    });
+    a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+    a.cmp(x86::byte_ptr(x86::rax, layout::kCFrameUseTracing), 0);
+    a.jne(deopt);
 }
 
 void Compiler::dispatch(const Instr &ins)
@@ -203,6 +253,7 @@ void Compiler::emit_epilogue()
     a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
     a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevious));
     a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
+    a.bind(exit_restore_);
     a.mov(x86::rax, x86::r14);
     a.add(x86::rsp, 8);
     a.pop(x86::r15);
@@ -531,6 +582,7 @@ void Compiler::visit_JUMP_BACKWARD_NO_INTERRUPT(const Instr &ins) { jump_to(ins.
 
 void Compiler::visit_RETURN_VALUE(const Instr &)
 {
+    set_prev_instr();   // f_lineno of a frame object that outlives the call
     pop_to(x86::r14);
     em_.as().jmp(exit_return_);
 }

@@ -46,6 +46,8 @@ private:
     void emit_prologue();
     void emit_epilogue();
     void emit_resume_dispatch();
+    static bool may_start_tracing(int opcode);
+    void emit_tracing_check(const Instr &ins);
 
 public:
     // ---- the toolkit visitors use (visit_*.cpp) ----
@@ -106,7 +108,7 @@ private:
     bool fused_next_ = false;
     std::vector<asmjit::Label> labels_;     // one per instruction
     std::vector<BoundaryMark> boundaries_;
-    asmjit::Label exit_return_, exit_error_, exit_unlinked_, exit_suspend_;
+    asmjit::Label exit_return_, exit_error_, exit_unlinked_, exit_suspend_, exit_restore_;
 
 public:
     // Leaves the frame suspended (YIELD_VALUE): r14 holds the value to return

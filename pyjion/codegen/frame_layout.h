@@ -34,6 +34,7 @@ constexpr int32_t kFrameLocalsPlus = offsetof(_PyInterpreterFrame, localsplus);
 constexpr int32_t kTstateCFrame = offsetof(PyThreadState, cframe);
 constexpr int32_t kTstateRecursionRemaining = offsetof(PyThreadState, recursion_remaining);
 constexpr int32_t kCFrameCurrentFrame = offsetof(_PyCFrame, current_frame);
+constexpr int32_t kCFrameUseTracing = offsetof(_PyCFrame, use_tracing);
 
 // Objects with inline fast paths (specialize.cpp): 3.11 ints are sign-magnitude
 // with 30-bit digits, ob_size = number of digits times the sign.

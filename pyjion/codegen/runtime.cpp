@@ -42,14 +42,15 @@ int pyj_rt_eval_breaker(PyThreadState *ts)
 }
 
 // Debug builds: at a bytecode boundary, every value-stack slot below the
-// modelled depth must hold a live object.
+// modelled depth must hold a live object or NULL (3.11 pushes NULL on purpose
+// below a callable: PUSH_NULL, LOAD_GLOBAL/LOAD_METHOD).
 void pyj_rt_debug_check_stack(_PyInterpreterFrame *frame, int depth, int unit_index)
 {
     PyObject **stack = frame->localsplus + frame->f_code->co_nlocalsplus;
     for (int i = 0; i < depth; i++) {
-        if (stack[i] == nullptr || Py_REFCNT(stack[i]) <= 0) {
-            fprintf(stderr, "pyjion: stack slot %d of %d is %s before offset %d of %s\n", i, depth,
-                    stack[i] ? "dead" : "NULL", unit_index * 2, PyUnicode_AsUTF8(frame->f_code->co_qualname));
+        if (stack[i] != nullptr && Py_REFCNT(stack[i]) <= 0) {
+            fprintf(stderr, "pyjion: stack slot %d of %d holds a dead object before offset %d of %s\n", i, depth,
+                    unit_index * 2, PyUnicode_AsUTF8(frame->f_code->co_qualname));
             abort();
         }
     }

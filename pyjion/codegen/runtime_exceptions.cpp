@@ -23,6 +23,69 @@ void add_traceback(_PyInterpreterFrame *frame)
     if (f != nullptr) PyTraceBack_Here(f);
 }
 
+// ceval's call_trace for this (current, compiled) frame: the tracer runs with
+// tracing off and f_lineno set for the duration of the call.
+int call_trace(PyThreadState *ts, _PyInterpreterFrame *frame, Py_tracefunc func, PyObject *obj, int what,
+               PyObject *arg)
+{
+    if (ts->tracing) return 0;
+    PyFrameObject *f = PyEval_GetFrame();
+    if (f == nullptr) return -1;
+    ts->tracing++;
+    ts->cframe->use_tracing = 0;
+    PyCodeObject *code = frame->f_code;
+    f->f_lineno = frame->prev_instr < _PyCode_CODE(code)
+                      ? code->co_firstlineno
+                      : PyCode_Addr2Line(code, _PyInterpreterFrame_LASTI(frame) * (int)sizeof(_Py_CODEUNIT));
+    int result = func(obj, f, what, arg != nullptr ? arg : Py_None);
+    f->f_lineno = 0;
+    ts->cframe->use_tracing = (ts->c_tracefunc != nullptr || ts->c_profilefunc != nullptr) ? 255 : 0;
+    ts->tracing--;
+    return result;
+}
+
+// ceval's call_exc_trace: the 'exception' event, keeping the exception.
+void trace_exception(PyThreadState *ts, _PyInterpreterFrame *frame)
+{
+    if (ts->c_tracefunc == nullptr) return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (value == nullptr) value = Py_NewRef(Py_None);
+    PyErr_NormalizeException(&type, &value, &tb);
+    PyObject *arg = PyTuple_Pack(3, type, value, tb != nullptr ? tb : Py_None);
+    if (arg == nullptr) {
+        PyErr_Restore(type, value, tb);
+        return;
+    }
+    int err = call_trace(ts, frame, ts->c_tracefunc, ts->c_traceobj, PyTrace_EXCEPTION, arg);
+    Py_DECREF(arg);
+    if (err == 0) {
+        PyErr_Restore(type, value, tb);
+    } else {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+    }
+}
+
+// ceval's TRACE_FUNCTION_UNWIND: a 'return' event (arg None) as the
+// exception leaves the frame; errors of the tracer are ignored.
+void trace_unwind(PyThreadState *ts, _PyInterpreterFrame *frame)
+{
+    if (!ts->cframe->use_tracing) return;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (ts->c_tracefunc != nullptr &&
+        call_trace(ts, frame, ts->c_tracefunc, ts->c_traceobj, PyTrace_RETURN, nullptr) != 0) {
+        PyErr_Clear();
+    }
+    if (ts->c_profilefunc != nullptr &&
+        call_trace(ts, frame, ts->c_profilefunc, ts->c_profileobj, PyTrace_RETURN, nullptr) != 0) {
+        PyErr_Clear();
+    }
+    PyErr_Restore(type, value, tb);
+}
+
 void ensure_exception()
 {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "error return without exception set");
@@ -116,8 +179,12 @@ int exception_group_match(PyObject *exc, PyObject *type, PyObject **match, PyObj
 void pyj_rt_error_exit(PyThreadState *ts, _PyInterpreterFrame *frame, int depth, int add_tb)
 {
     ensure_exception();
-    if (add_tb) add_traceback(frame);
+    if (add_tb) {
+        add_traceback(frame);
+        trace_exception(ts, frame);
+    }
     pop_to(frame, depth, 0);
+    trace_unwind(ts, frame);
 }
 
 // A handler covers it: unwind to the handler's level, push lasti if asked and
@@ -127,7 +194,10 @@ int pyj_rt_unwind_to_handler(PyThreadState *ts, _PyInterpreterFrame *frame, int 
                              int lasti)
 {
     ensure_exception();
-    if (add_tb) add_traceback(frame);
+    if (add_tb) {
+        add_traceback(frame);
+        trace_exception(ts, frame);
+    }
     pop_to(frame, depth, level);
     PyObject **sp = stack_base(frame) + level;
     if (lasti) {
