@@ -937,9 +937,57 @@ void Compiler::visit_UNPACK_EX(const Instr &ins)
 
 // ---- subscripts --------------------------------------------------------------------
 
-void Compiler::visit_BINARY_SUBSCR(const Instr &)
+// BINARY_SUBSCR. Fast path (what the interpreter's BINARY_SUBSCR_LIST_INT /
+// _TUPLE_INT specialisations do): an exact list or tuple indexed by an exact
+// int in range [0, 2**30) that is below the length. Everything else, including
+// negative indexes, goes to PyObject_GetItem.
+void Compiler::visit_BINARY_SUBSCR(const Instr &ins)
 {
+    auto &a = em_.as();
+    Label slow = a.newLabel(), not_list = a.newLabel(), got = a.newLabel(), done = a.newLabel();
+    int depth = depth_;
+    a.mov(x86::rdi, top(1));   // container
+    a.mov(x86::rsi, top(0));   // index
+    em_.load_address(x86::rax, &PyLong_Type);
+    a.cmp(x86::qword_ptr(x86::rsi, offsetof(PyObject, ob_type)), x86::rax);
+    a.jne(slow);
+    a.mov(x86::rax, x86::qword_ptr(x86::rsi, offsetof(PyVarObject, ob_size)));
+    a.cmp(x86::rax, 1);
+    a.ja(slow);                // negative or more than one digit
+    a.mov(x86::ecx, x86::dword_ptr(x86::rsi, offsetof(PyLongObject, ob_digit)));
+    a.test(x86::rax, x86::rax);
+    a.cmovz(x86::ecx, x86::eax);   // zero has no digits to read: index 0
+    a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)));
+    em_.load_address(x86::rax, &PyList_Type);
+    a.cmp(x86::rdx, x86::rax);
+    a.jne(not_list);
+    a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyVarObject, ob_size)));
+    a.jae(slow);
+    a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, ob_item)));
+    a.mov(x86::rax, x86::qword_ptr(x86::rdx, x86::rcx, 3));
+    a.jmp(got);
+    a.bind(not_list);
+    em_.load_address(x86::rax, &PyTuple_Type);
+    a.cmp(x86::rdx, x86::rax);
+    a.jne(slow);
+    a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyVarObject, ob_size)));
+    a.jae(slow);
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, x86::rcx, 3, offsetof(PyTupleObject, ob_item)));
+    a.bind(got);
+    em_.incref(x86::rax);
+    a.mov(x86::r14, x86::rax);
+    a.mov(x86::r15, x86::rsi);
+    em_.set_prev_instr(ins.index);   // the container may die here
+    em_.decref(x86::rdi);
+    em_.decref(x86::r15);
+    drop(2);
+    push(x86::r14);
+    a.jmp(done);
+
+    a.bind(slow);
+    depth_ = depth;
     binary_call(reinterpret_cast<const void *>(&PyObject_GetItem), "PyObject_GetItem");
+    a.bind(done);
 }
 
 // STORE_SUBSCR: container[sub] = v with [v, container, sub] on the stack.
