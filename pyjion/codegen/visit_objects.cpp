@@ -38,11 +38,18 @@ void precall_unpack_method(PyObject **base)
 }
 
 // CALL: base points at [NULL or method, callable or self, args...] (oparg
-// arguments after the callable slot). Consumes everything.
-PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
+// arguments after the callable slot). Consumes everything. A call to a plain
+// Python function leaves prev_instr at the CALL's last inline cache entry
+// (`py_call_instr`), as the interpreter does when it inlines such a call:
+// f_lasti and the traceback entry of an exception coming out of it show that.
+PyObject *call(PyObject **base, int oparg, PyObject *kwnames, _PyInterpreterFrame *frame,
+               _Py_CODEUNIT *py_call_instr)
 {
     int is_meth = base[0] != nullptr;
     PyObject *callable = base[1 - is_meth];
+    _Py_CODEUNIT *call_instr = frame->prev_instr;
+    bool py_function = Py_TYPE(callable) == &PyFunction_Type;
+    if (py_function) frame->prev_instr = py_call_instr;
     PyObject **args = base + 2 - is_meth;
     Py_ssize_t total = oparg + is_meth;
     Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
@@ -50,6 +57,11 @@ PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
     // callee may borrow it (PY_VECTORCALL_ARGUMENTS_OFFSET).
     PyObject *res = PyObject_Vectorcall(callable, args, (size_t)(total - nkw) | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                         kwnames);
+    if (res == nullptr && py_function && PyThreadState_Get()->curexc_traceback == nullptr) {
+        // no traceback entry: the callee's frame never ran (its arguments did
+        // not bind), which the interpreter reports at the CALL itself
+        frame->prev_instr = call_instr;
+    }
     Py_DECREF(callable);
     for (Py_ssize_t i = 0; i < total; i++) Py_DECREF(args[i]);
     return res;
@@ -754,8 +766,23 @@ void Compiler::visit_CALL(const Instr &ins)
     } else {
         a.xor_(x86::edx, x86::edx);
     }
+    a.mov(x86::rcx, Emitter::frame);
+    int cache_unit = ins.next - 1;   // the last inline cache entry
+    a.lea(x86::r8, x86::ptr(Emitter::first_instr, cache_unit * 2));
     CALL(objrt::call);
-    push_result(*this, 2);
+    drop(2);
+    // Error: the traceback entry names the unit prev_instr was left at.
+    int depth = depth_, unit = ins.index;
+    Label failed = em_.cold([this, depth, unit, cache_unit](Emitter &e) {
+        auto &a = e.as();
+        a.lea(x86::rax, x86::ptr(Emitter::first_instr, cache_unit * 2));
+        a.cmp(x86::qword_ptr(Emitter::frame, layout::kFramePrevInstr), x86::rax);
+        a.je(error_exit_at(cache_unit, depth));
+        a.jmp(error_exit_at(unit, depth));
+    });
+    a.test(x86::rax, x86::rax);
+    a.jz(failed);
+    push(x86::rax);
     eval_breaker_check();
 }
 
