@@ -677,6 +677,13 @@ PyObject *match_class(PyObject *subject, PyObject *type, PyObject *names, int na
 
 namespace {
 
+// CPython 3.11's list iterator (Objects/listobject.c, not in any header).
+struct ListIterLayout {
+    PyObject_HEAD
+    Py_ssize_t it_index;
+    PyListObject *it_seq;   // NULL once exhausted
+};
+
 // Loads the address of value-stack slot `slot` (0 = bottom) into `reg`.
 void slot_address(Compiler &c, const x86::Gp &reg, int slot) { c.as().lea(reg, c.em().stack(slot)); }
 
@@ -1078,12 +1085,31 @@ void Compiler::visit_FOR_ITER(const Instr &ins)
         e.decref(x86::rdi);
         a.jmp(exit_loop);
     });
+    Label generic = a.newLabel(), got = a.newLabel();
     em_.set_prev_instr(ins.index);
     a.mov(x86::rdi, top(0));
+    // Fast path: a list iterator with an item left (listiter_next without the call).
+    em_.load_address(x86::rcx, &PyListIter_Type);
+    a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rcx);
+    a.jne(generic);
+    a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(ListIterLayout, it_seq)));
+    a.test(x86::rdx, x86::rdx);
+    a.jz(generic);
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(ListIterLayout, it_index)));
+    a.cmp(x86::rcx, x86::qword_ptr(x86::rdx, offsetof(PyVarObject, ob_size)));
+    a.jge(generic);
+    a.mov(x86::rax, x86::qword_ptr(x86::rdx, offsetof(PyListObject, ob_item)));
+    a.mov(x86::rax, x86::qword_ptr(x86::rax, x86::rcx, 3));
+    a.inc(x86::rcx);
+    a.mov(x86::qword_ptr(x86::rdi, offsetof(ListIterLayout, it_index)), x86::rcx);
+    em_.incref(x86::rax);
+    a.jmp(got);
+    a.bind(generic);
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)));
     a.call(x86::qword_ptr(x86::rax, offsetof(PyTypeObject, tp_iternext)));
     a.test(x86::rax, x86::rax);
     a.jz(ended);
+    a.bind(got);
     push(x86::rax);
 }
 
