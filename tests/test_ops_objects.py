@@ -33,8 +33,16 @@ def _outcome(f, args, filename, jit):
         try:
             return ("ok", f(*args))
         except BaseException as exc:   # noqa: B902 - we compare every kind of failure
-            lines = [fs.lineno for fs in traceback.extract_tb(exc.__traceback__) if fs.filename == filename]
-            return ("raise", type(exc), str(exc), lines)
+            where = []   # (line, column, instruction offset) of this code's traceback entries
+            tb = exc.__traceback__
+            for fs in traceback.extract_tb(exc.__traceback__):
+                if fs.filename == filename:
+                    where.append((fs.lineno, fs.colno, fs.end_colno))
+            while tb is not None:
+                if tb.tb_frame.f_code.co_filename == filename:
+                    where.append(tb.tb_lasti)
+                tb = tb.tb_next
+            return ("raise", type(exc), str(exc), where)
     finally:
         pyjion.disable()
 

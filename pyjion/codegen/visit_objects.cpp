@@ -38,11 +38,18 @@ void precall_unpack_method(PyObject **base)
 }
 
 // CALL: base points at [NULL or method, callable or self, args...] (oparg
-// arguments after the callable slot). Consumes everything.
-PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
+// arguments after the callable slot). Consumes everything. A call to a plain
+// Python function leaves prev_instr at the CALL's last inline cache entry
+// (`py_call_instr`), as the interpreter does when it inlines such a call:
+// f_lasti and the traceback entry of an exception coming out of it show that.
+PyObject *call(PyObject **base, int oparg, PyObject *kwnames, _PyInterpreterFrame *frame,
+               _Py_CODEUNIT *py_call_instr)
 {
     int is_meth = base[0] != nullptr;
     PyObject *callable = base[1 - is_meth];
+    _Py_CODEUNIT *call_instr = frame->prev_instr;
+    bool py_function = Py_TYPE(callable) == &PyFunction_Type;
+    if (py_function) frame->prev_instr = py_call_instr;
     PyObject **args = base + 2 - is_meth;
     Py_ssize_t total = oparg + is_meth;
     Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
@@ -50,6 +57,11 @@ PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
     // callee may borrow it (PY_VECTORCALL_ARGUMENTS_OFFSET).
     PyObject *res = PyObject_Vectorcall(callable, args, (size_t)(total - nkw) | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                         kwnames);
+    if (res == nullptr && py_function && PyThreadState_Get()->curexc_traceback == nullptr) {
+        // no traceback entry: the callee's frame never ran (its arguments did
+        // not bind), which the interpreter reports at the CALL itself
+        frame->prev_instr = call_instr;
+    }
     Py_DECREF(callable);
     for (Py_ssize_t i = 0; i < total; i++) Py_DECREF(args[i]);
     return res;
@@ -665,6 +677,13 @@ PyObject *match_class(PyObject *subject, PyObject *type, PyObject *names, int na
 
 namespace {
 
+// CPython 3.11's list iterator (Objects/listobject.c, not in any header).
+struct ListIterLayout {
+    PyObject_HEAD
+    Py_ssize_t it_index;
+    PyListObject *it_seq;   // NULL once exhausted
+};
+
 // Loads the address of value-stack slot `slot` (0 = bottom) into `reg`.
 void slot_address(Compiler &c, const x86::Gp &reg, int slot) { c.as().lea(reg, c.em().stack(slot)); }
 
@@ -754,8 +773,23 @@ void Compiler::visit_CALL(const Instr &ins)
     } else {
         a.xor_(x86::edx, x86::edx);
     }
+    a.mov(x86::rcx, Emitter::frame);
+    int cache_unit = ins.next - 1;   // the last inline cache entry
+    a.lea(x86::r8, x86::ptr(Emitter::first_instr, cache_unit * 2));
     CALL(objrt::call);
-    push_result(*this, 2);
+    drop(2);
+    // Error: the traceback entry names the unit prev_instr was left at.
+    int depth = depth_, unit = ins.index;
+    Label failed = em_.cold([this, depth, unit, cache_unit](Emitter &e) {
+        auto &a = e.as();
+        a.lea(x86::rax, x86::ptr(Emitter::first_instr, cache_unit * 2));
+        a.cmp(x86::qword_ptr(Emitter::frame, layout::kFramePrevInstr), x86::rax);
+        a.je(error_exit_at(cache_unit, depth));
+        a.jmp(error_exit_at(unit, depth));
+    });
+    a.test(x86::rax, x86::rax);
+    a.jz(failed);
+    push(x86::rax);
     eval_breaker_check();
 }
 
@@ -937,9 +971,57 @@ void Compiler::visit_UNPACK_EX(const Instr &ins)
 
 // ---- subscripts --------------------------------------------------------------------
 
-void Compiler::visit_BINARY_SUBSCR(const Instr &)
+// BINARY_SUBSCR. Fast path (what the interpreter's BINARY_SUBSCR_LIST_INT /
+// _TUPLE_INT specialisations do): an exact list or tuple indexed by an exact
+// int in range [0, 2**30) that is below the length. Everything else, including
+// negative indexes, goes to PyObject_GetItem.
+void Compiler::visit_BINARY_SUBSCR(const Instr &ins)
 {
+    auto &a = em_.as();
+    Label slow = a.newLabel(), not_list = a.newLabel(), got = a.newLabel(), done = a.newLabel();
+    int depth = depth_;
+    a.mov(x86::rdi, top(1));   // container
+    a.mov(x86::rsi, top(0));   // index
+    em_.load_address(x86::rax, &PyLong_Type);
+    a.cmp(x86::qword_ptr(x86::rsi, offsetof(PyObject, ob_type)), x86::rax);
+    a.jne(slow);
+    a.mov(x86::rax, x86::qword_ptr(x86::rsi, offsetof(PyVarObject, ob_size)));
+    a.cmp(x86::rax, 1);
+    a.ja(slow);                // negative or more than one digit
+    a.mov(x86::ecx, x86::dword_ptr(x86::rsi, offsetof(PyLongObject, ob_digit)));
+    a.test(x86::rax, x86::rax);
+    a.cmovz(x86::ecx, x86::eax);   // zero has no digits to read: index 0
+    a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)));
+    em_.load_address(x86::rax, &PyList_Type);
+    a.cmp(x86::rdx, x86::rax);
+    a.jne(not_list);
+    a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyVarObject, ob_size)));
+    a.jae(slow);
+    a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, ob_item)));
+    a.mov(x86::rax, x86::qword_ptr(x86::rdx, x86::rcx, 3));
+    a.jmp(got);
+    a.bind(not_list);
+    em_.load_address(x86::rax, &PyTuple_Type);
+    a.cmp(x86::rdx, x86::rax);
+    a.jne(slow);
+    a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyVarObject, ob_size)));
+    a.jae(slow);
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, x86::rcx, 3, offsetof(PyTupleObject, ob_item)));
+    a.bind(got);
+    em_.incref(x86::rax);
+    a.mov(x86::r14, x86::rax);
+    a.mov(x86::r15, x86::rsi);
+    em_.set_prev_instr(ins.index);   // the container may die here
+    em_.decref(x86::rdi);
+    em_.decref(x86::r15);
+    drop(2);
+    push(x86::r14);
+    a.jmp(done);
+
+    a.bind(slow);
+    depth_ = depth;
     binary_call(reinterpret_cast<const void *>(&PyObject_GetItem), "PyObject_GetItem");
+    a.bind(done);
 }
 
 // STORE_SUBSCR: container[sub] = v with [v, container, sub] on the stack.
@@ -1003,12 +1085,31 @@ void Compiler::visit_FOR_ITER(const Instr &ins)
         e.decref(x86::rdi);
         a.jmp(exit_loop);
     });
+    Label generic = a.newLabel(), got = a.newLabel();
     em_.set_prev_instr(ins.index);
     a.mov(x86::rdi, top(0));
+    // Fast path: a list iterator with an item left (listiter_next without the call).
+    em_.load_address(x86::rcx, &PyListIter_Type);
+    a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rcx);
+    a.jne(generic);
+    a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(ListIterLayout, it_seq)));
+    a.test(x86::rdx, x86::rdx);
+    a.jz(generic);
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(ListIterLayout, it_index)));
+    a.cmp(x86::rcx, x86::qword_ptr(x86::rdx, offsetof(PyVarObject, ob_size)));
+    a.jge(generic);
+    a.mov(x86::rax, x86::qword_ptr(x86::rdx, offsetof(PyListObject, ob_item)));
+    a.mov(x86::rax, x86::qword_ptr(x86::rax, x86::rcx, 3));
+    a.inc(x86::rcx);
+    a.mov(x86::qword_ptr(x86::rdi, offsetof(ListIterLayout, it_index)), x86::rcx);
+    em_.incref(x86::rax);
+    a.jmp(got);
+    a.bind(generic);
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)));
     a.call(x86::qword_ptr(x86::rax, offsetof(PyTypeObject, tp_iternext)));
     a.test(x86::rax, x86::rax);
     a.jz(ended);
+    a.bind(got);
     push(x86::rax);
 }
 
