@@ -4,11 +4,13 @@
 #pragma once
 
 #include <asmjit/x86.h>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bytecode.h"
 #include "emitter.h"
+#include "inline_cache.h"
 
 // Calls a C function from a visitor, naming it in the disassembly.
 #define PYJ_CALL(compiler, fn) (compiler).em().call(reinterpret_cast<const void *>(&(fn)), #fn)
@@ -94,6 +96,17 @@ public:
 
     void binary_call(const void *fn, const char *name);
 
+    // Memory for an inline cache of one site; freed with the machine code.
+    template <class T>
+    T *new_site_data()
+    {
+        auto holder = std::make_unique<SiteDataOf<T>>();
+        T *data = &holder->data;
+        site_data_.push_back(std::move(holder));
+        return data;
+    }
+    std::vector<std::unique_ptr<SiteData>> take_site_data() { return std::move(site_data_); }
+
 private:
     void pop_jump_if_bool(const Instr &ins, bool jump_when_true);
     void pop_jump_if_none(const Instr &ins, bool jump_when_none);
@@ -108,6 +121,7 @@ private:
     bool fused_next_ = false;
     std::vector<asmjit::Label> labels_;     // one per instruction
     std::vector<BoundaryMark> boundaries_;
+    std::vector<std::unique_ptr<SiteData>> site_data_;
     asmjit::Label exit_return_, exit_error_, exit_unlinked_, exit_suspend_, exit_restore_;
 
 public:

@@ -137,6 +137,29 @@ PyObject *pyj_load_global(_PyInterpreterFrame *frame, PyObject *name)
     return v;
 }
 
+// LOAD_GLOBAL's cache miss: the lookup, then (for exact dicts left unchanged
+// by the lookup itself) a refill of the site's cache.
+PyObject *pyj_load_global_cached(_PyInterpreterFrame *frame, PyObject *name, GlobalCache *cache)
+{
+    PyObject *globals = frame->f_globals, *builtins = frame->f_builtins;
+    bool cacheable = PyDict_CheckExact(globals) && PyDict_CheckExact(builtins);
+    uint64_t gv = 0, bv = 0;
+    if (cacheable) {
+        gv = reinterpret_cast<PyDictObject *>(globals)->ma_version_tag;
+        bv = reinterpret_cast<PyDictObject *>(builtins)->ma_version_tag;
+    }
+    PyObject *v = pyj_load_global(frame, name);
+    if (v != nullptr && cacheable && gv == reinterpret_cast<PyDictObject *>(globals)->ma_version_tag &&
+        bv == reinterpret_cast<PyDictObject *>(builtins)->ma_version_tag) {
+        cache->globals = globals;
+        cache->globals_version = gv;
+        cache->builtins = builtins;
+        cache->builtins_version = bv;
+        cache->value = v;
+    }
+    return v;
+}
+
 PyObject *pyj_load_name(_PyInterpreterFrame *frame, PyObject *name)
 {
     PyObject *locals = frame->f_locals;

@@ -10,12 +10,15 @@
 // success and on failure alike.
 #pragma once
 
+#include "inline_cache.h"
+
 #include "frame_layout.h"
 
 namespace pyjion::rtn {
 
 // LOAD_GLOBAL: globals, then builtins (dict fast path, mapping slow path).
 PyObject *pyj_load_global(_PyInterpreterFrame *frame, PyObject *name);
+PyObject *pyj_load_global_cached(_PyInterpreterFrame *frame, PyObject *name, GlobalCache *cache);
 // LOAD_NAME: locals (any mapping), then globals, then builtins.
 PyObject *pyj_load_name(_PyInterpreterFrame *frame, PyObject *name);
 // STORE_NAME (steals value) / DELETE_NAME.

@@ -54,11 +54,33 @@ void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
 {
     auto &a = as();
     PyObject *name = name_at(code(), ins.oparg >> 1, ins);
+    GlobalCache *cache = new_site_data<GlobalCache>();
+    Label miss = a.newLabel(), have = a.newLabel();
+    // Hit: same globals and builtins dicts, both unchanged since the fill.
+    em().load_address(x86::rcx, cache);
+    a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFrameGlobals));
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, globals)));
+    a.jne(miss);
+    a.mov(x86::rdx, x86::qword_ptr(x86::rax, offsetof(PyDictObject, ma_version_tag)));
+    a.cmp(x86::rdx, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, globals_version)));
+    a.jne(miss);
+    a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFrameBuiltins));
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, builtins)));
+    a.jne(miss);
+    a.mov(x86::rdx, x86::qword_ptr(x86::rax, offsetof(PyDictObject, ma_version_tag)));
+    a.cmp(x86::rdx, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, builtins_version)));
+    a.jne(miss);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, value)));
+    em().incref(x86::rax);
+    a.jmp(have);
+    a.bind(miss);
     set_prev_instr();
     a.mov(x86::rdi, Emitter::frame);
     em().load_address(x86::rsi, name);
-    PYJ_CALL(*this, rtn::pyj_load_global);
+    a.mov(x86::rdx, x86::rcx);
+    PYJ_CALL(*this, rtn::pyj_load_global_cached);
     jump_if_error_zero(x86::rax, depth());
+    a.bind(have);
     if (ins.oparg & 1) {
         a.mov(em().stack(depth()), imm(0));
         grow(1);
