@@ -174,12 +174,14 @@ cdef int finish_compile(PyjRecord *rec, PyjionCompileResult *out, double seconds
 
 cdef inline PyObject *run_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
                                 PyjRecord *rec, PyCodeObject *co) noexcept:
+    # The call that merely creates a generator always runs in the interpreter;
+    # machine code takes over at its resumes (throw() included).
     if rec.state == PYJ_COMPILED:
-        if throwflag == 0 and not pyj_tracing(ts):
+        if not pyj_tracing(ts) and not pyj_frame_creates_generator(f):
             return rec.entry(ts, f, throwflag)
     elif rec.state == PYJ_INTERPRETED and g_jit and not pyj_tracing(ts):
         if rec.calls > g_threshold:
-            if throwflag == 0 and compile_code(rec, co):
+            if compile_code(rec, co) and not pyj_frame_creates_generator(f):
                 return rec.entry(ts, f, throwflag)
         elif g_pgc and not pyj_frame_is_resume(f):
             pyj_record_types(rec, pyj_frame_locals(f), pyj_code_argcount(co))

@@ -21,3 +21,24 @@ def _start():
 
 if _flag("PYJION"):
     _start()
+
+
+def _dump_stats_at_exit(path):
+    """PYJION_STATS_FILE=path: append this process's JIT counters as one JSON
+    line at exit (tools/regrtest.py sums them over test processes)."""
+    import atexit
+    import json
+
+    def dump():
+        try:
+            import pyjion
+            with open(path, "a") as f:
+                f.write(json.dumps(pyjion.stats()["jit"]) + "\n")
+        except Exception:
+            pass
+
+    atexit.register(dump)
+
+
+if _flag("PYJION") and os.environ.get("PYJION_STATS_FILE"):
+    _dump_stats_at_exit(os.environ["PYJION_STATS_FILE"])

@@ -38,7 +38,13 @@ int opcode_caches(int opcode) { return opcode_table()[opcode & 0xff].caches; }
 
 JumpKind opcode_jump_kind(int opcode) { return opcode_table()[opcode & 0xff].jump; }
 
-Bytecode::Bytecode(PyCodeObject *code)
+int stack_effect(int opcode, int oparg, bool jump)
+{
+    if (opcode == RETURN_GENERATOR) return 1;
+    return PyCompile_OpcodeStackEffectWithJump(opcode, oparg, jump ? 1 : 0);
+}
+
+Bytecode::Bytecode(PyCodeObject *code) : exceptions_(code)
 {
     decode(code);
     compute_depths(code);
@@ -81,7 +87,9 @@ void Bytecode::decode(PyCodeObject *code)
         i = ins.next;
     }
     Py_DECREF(bytes);
+    targets_.assign(n, false);
     for (const Instr &ins : instrs_) {
+        if (ins.target >= 0 && ins.target < n) targets_[ins.target] = true;
         if (ins.target >= 0 && instr_at(ins.target) < 0) {
             throw CompileError{PYJION_RESULT_COMPILER_ERROR,
                                "jump to the middle of an instruction at offset " + std::to_string(ins.offset())};
@@ -118,12 +126,16 @@ void Bytecode::compute_depths(PyCodeObject *code)
         }
     };
     if (!instrs_.empty()) reach(0, 0);
+    // Handlers are reached when any instruction they cover is; the exception
+    // arrives on top of the unwound stack (and the raising offset, if lasti).
+    std::vector<bool> handler_done(exceptions_.entries().size(), false);
+    for (;;) {
     while (!work.empty()) {
         const Instr ins = instrs_[work.back()];
         work.pop_back();
-        int fall = PyCompile_OpcodeStackEffectWithJump(ins.opcode, ins.oparg, 0);
+        int fall = stack_effect(ins.opcode, ins.oparg, false);
         if (ins.target >= 0) {
-            int jump = PyCompile_OpcodeStackEffectWithJump(ins.opcode, ins.oparg, 1);
+            int jump = stack_effect(ins.opcode, ins.oparg, true);
             reach(ins.target, ins.depth + jump);
         }
         int after = ins.depth + fall;
@@ -131,6 +143,26 @@ void Bytecode::compute_depths(PyCodeObject *code)
         if (!ends_block(ins.opcode) && ins.next < (int)at_.size()) {
             reach(ins.next, after);
         }
+    }
+    bool more = false;
+    const auto &entries = exceptions_.entries();
+    for (size_t h = 0; h < entries.size(); h++) {
+        if (handler_done[h]) continue;
+        const ExceptionEntry &e = entries[h];
+        for (const Instr &ins : instrs_) {
+            if (ins.index >= e.start && ins.index < e.end && ins.depth >= 0) {
+                handler_done[h] = true;
+                if (instr_at(e.handler) < 0) {
+                    throw CompileError{PYJION_RESULT_COMPILER_ERROR, "exception handler inside an instruction"};
+                }
+                reach(e.handler, e.level + (e.lasti ? 1 : 0) + 1);
+                targets_[e.handler] = true;
+                more = true;
+                break;
+            }
+        }
+    }
+    if (!more) break;
     }
     if (max_depth_ > code->co_stacksize) {
         throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT, "modelled stack deeper than co_stacksize"};

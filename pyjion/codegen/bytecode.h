@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "exception_table.h"
+
 namespace pyjion {
 
 enum JumpKind { NO_JUMP, REL_FORWARD, REL_BACKWARD };
@@ -23,6 +25,10 @@ struct Instr {
 };
 
 const char *opcode_name(int opcode);
+// CPython's stack effect, except that RETURN_GENERATOR counts the value that
+// resuming the generator pushes (CPython's compiler adds that prefix after it
+// computes depths).
+int stack_effect(int opcode, int oparg, bool jump);
 int opcode_caches(int opcode);
 JumpKind opcode_jump_kind(int opcode);
 
@@ -35,13 +41,18 @@ public:
     // Instruction number starting at code unit `unit`, or -1.
     int instr_at(int unit) const { return unit >= 0 && unit < (int)at_.size() ? at_[unit] : -1; }
     int max_depth() const { return max_depth_; }
+    const ExceptionTable &exceptions() const { return exceptions_; }
+    // Some jump (or exception handler) lands on code unit `unit`.
+    bool is_jump_target(int unit) const { return unit >= 0 && unit < (int)targets_.size() && targets_[unit]; }
 
 private:
     void decode(PyCodeObject *code);
     void compute_depths(PyCodeObject *code);
 
+    ExceptionTable exceptions_;
     std::vector<Instr> instrs_;
     std::vector<int> at_;
+    std::vector<bool> targets_;
     int max_depth_ = 0;
 };
 

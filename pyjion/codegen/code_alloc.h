@@ -4,8 +4,11 @@
 
 #include <asmjit/core.h>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "inline_cache.h"
 
 namespace pyjion {
 
@@ -23,8 +26,10 @@ struct NativeCall {
 
 class CompiledCode {
 public:
-    CompiledCode(void *entry, size_t size, std::vector<NativeMark> marks, std::vector<NativeCall> calls)
-        : entry_(entry), size_(size), marks_(std::move(marks)), calls_(std::move(calls)) {}
+    CompiledCode(void *entry, size_t size, std::vector<NativeMark> marks, std::vector<NativeCall> calls,
+                 std::vector<std::unique_ptr<SiteData>> site_data)
+        : entry_(entry), size_(size), marks_(std::move(marks)), calls_(std::move(calls)),
+          site_data_(std::move(site_data)) {}
     ~CompiledCode();
     CompiledCode(const CompiledCode &) = delete;
     CompiledCode &operator=(const CompiledCode &) = delete;
@@ -39,6 +44,7 @@ private:
     size_t size_;
     std::vector<NativeMark> marks_;
     std::vector<NativeCall> calls_;
+    std::vector<std::unique_ptr<SiteData>> site_data_;   // inline caches the code points into
 };
 
 // The process-wide AsmJit runtime (used with the GIL held).

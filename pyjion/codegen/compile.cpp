@@ -44,7 +44,8 @@ std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOpti
     }
     std::vector<NativeCall> calls;
     for (const CallSite &c : compiler.call_sites()) calls.push_back(NativeCall{c.native_offset, c.name});
-    return std::make_unique<CompiledCode>(entry, holder.codeSize(), std::move(marks), std::move(calls));
+    return std::make_unique<CompiledCode>(entry, holder.codeSize(), std::move(marks), std::move(calls),
+                                          compiler.take_site_data());
 }
 
 }  // namespace pyjion

@@ -4,6 +4,7 @@
 #include "opcodes.h"
 #include "interp_state.h"
 #include "runtime.h"
+#include "specialize.h"
 
 namespace pyjion {
 
@@ -33,10 +34,6 @@ Compiler::Compiler(PyCodeObject *code, CodeHolder &holder, const CompileOptions 
 
 void Compiler::compile()
 {
-    if (PyBytes_GET_SIZE(code_->co_exceptiontable) != 0) {
-        throw CompileError{PYJION_RESULT_UNSUPPORTED_OPCODE,
-                           "exception handling (co_exceptiontable) is not supported yet"};
-    }
     auto &a = em_.as();
     const auto &instrs = bytecode_.instrs();
     labels_.clear();
@@ -44,6 +41,8 @@ void Compiler::compile()
     exit_return_ = a.newLabel();
     exit_error_ = a.newLabel();
     exit_unlinked_ = a.newLabel();
+    exit_suspend_ = a.newLabel();
+    exit_restore_ = a.newLabel();
 
     emit_prologue();
     for (size_t k = 0; k < instrs.size(); k++) {
@@ -60,14 +59,26 @@ void Compiler::compile()
             a.mov(x86::edx, ins.index);
             CALL(rt::pyj_rt_debug_check_stack);
         }
+        if ((k > 0 && may_start_tracing(instrs[k - 1].opcode)) || bytecode_.is_jump_target(ins.start) ||
+            ins.opcode == RETURN_VALUE || ins.opcode == YIELD_VALUE) {
+            emit_tracing_check(ins);
+        }
+        fused_next_ = false;
         dispatch(ins);
-        if (falls_through(ins.opcode)) {
-            int expected = ins.depth + PyCompile_OpcodeStackEffectWithJump(ins.opcode, ins.oparg, 0);
+        const Instr *last = &ins;
+        if (fused_next_) {
+            // The visitor also implemented the next instruction (e.g. COMPARE_OP + POP_JUMP).
+            last = &instrs[++k];
+            a.bind(labels_[k]);
+            boundaries_.push_back(BoundaryMark{last->offset(), last->opcode, last->oparg, labels_[k]});
+        }
+        if (falls_through(last->opcode)) {
+            int expected = last->depth + stack_effect(last->opcode, last->oparg, false);
             if (depth_ != expected) {
                 throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
                                    std::string("modelled stack depth ") + std::to_string(depth_) + " != " +
-                                       std::to_string(expected) + " after " + opcode_name(ins.opcode) +
-                                       " at offset " + std::to_string(ins.offset())};
+                                       std::to_string(expected) + " after " + opcode_name(last->opcode) +
+                                       " at offset " + std::to_string(last->offset())};
             }
         }
     }
@@ -75,6 +86,51 @@ void Compiler::compile()
     a.ud2();
     emit_epilogue();
     em_.emit_cold();
+}
+
+// Instructions that never run Python code (so cannot turn tracing on), apart
+// from a deallocation's __del__.
+bool Compiler::may_start_tracing(int opcode)
+{
+    switch (opcode) {
+    case NOP: case CACHE: case LOAD_FAST: case LOAD_CONST: case STORE_FAST: case POP_TOP:
+    case COPY: case SWAP: case PUSH_NULL: case LOAD_CLOSURE: case LOAD_DEREF: case STORE_DEREF:
+    case JUMP_FORWARD: case JUMP_BACKWARD_NO_INTERRUPT: case POP_JUMP_FORWARD_IF_NONE:
+    case POP_JUMP_FORWARD_IF_NOT_NONE: case POP_JUMP_BACKWARD_IF_NONE: case POP_JUMP_BACKWARD_IF_NOT_NONE:
+    case KW_NAMES: case PRECALL: case MAKE_CELL: case COPY_FREE_VARS:
+        return false;
+    default:
+        return true;
+    }
+}
+
+// sys.settrace()/setprofile() turned on while this frame runs compiled: hand
+// the frame to the interpreter at this instruction boundary (all its state is
+// in the frame: locals, the value stack up to stacktop, prev_instr), so the
+// tracer sees the rest of it exactly as on stock CPython.
+void Compiler::emit_tracing_check(const Instr &ins)
+{
+    auto &a = em_.as();
+    int depth = ins.depth;
+    int start = ins.start;
+    Label deopt = em_.cold([this, depth, start](Emitter &e) {
+        auto &a = e.as();
+        a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), code_->co_nlocalsplus + depth);
+        e.set_prev_instr(start - 1);   // the interpreter goes on at prev_instr + 1
+        a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
+        a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+        a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevious));
+        a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
+        a.mov(x86::rdi, Emitter::tstate);
+        a.mov(x86::rsi, Emitter::frame);
+        a.xor_(x86::edx, x86::edx);
+        CALL(_PyEval_EvalFrameDefault);
+        a.mov(x86::r14, x86::rax);
+        a.jmp(exit_restore_);
+    });
+    a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+    a.cmp(x86::byte_ptr(x86::rax, layout::kCFrameUseTracing), 0);
+    a.jne(deopt);
 }
 
 void Compiler::dispatch(const Instr &ins)
@@ -113,6 +169,7 @@ void Compiler::emit_prologue()
     a.sub(x86::rsp, 8);   // keep rsp 16-byte aligned at calls
     a.mov(Emitter::tstate, x86::rdi);
     a.mov(Emitter::frame, x86::rsi);
+    a.mov(x86::r15d, x86::edx);   // throwflag, read by the resume dispatch
     em_.load_address(Emitter::first_instr, _PyCode_CODE(code_));
 
     // Link the frame in as the thread's current frame, as the interpreter does,
@@ -122,8 +179,6 @@ void Compiler::emit_prologue()
     a.mov(x86::qword_ptr(Emitter::frame, layout::kFramePrevious), x86::rax);
     a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), Emitter::frame);
     a.mov(x86::byte_ptr(Emitter::frame, layout::kFrameIsEntry), 1);
-    // While running, values on the stack are not visible to the GC (as in ceval.c).
-    a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), -1);
 
     // Recursion limit: if (ts->recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, "")) fail.
     // On failure _Py_CheckRecursiveCall has already undone the decrement.
@@ -140,10 +195,48 @@ void Compiler::emit_prologue()
         a.test(x86::eax, x86::eax);
         a.jz(resume);
         a.xor_(x86::r14d, x86::r14d);
-        a.jmp(exit_unlinked_);
+        a.jmp(exit_unlinked_);   // the frame's values stay as they came in
     });
     a.jle(slow);
     a.bind(resume);
+    // While running, values on the stack are not visible to the GC (as in ceval.c).
+    a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), -1);
+    if (code_->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) emit_resume_dispatch();
+}
+
+// A generator frame is (re)entered after its RETURN_GENERATOR or a YIELD_VALUE:
+// prev_instr says which, and the sent value is already on the value stack.
+// gen.throw() into a `yield from` that ends also resumes just before a SEND's
+// target (genobject.c backs prev_instr up there). With throwflag set, the
+// pending exception is raised at that point instead.
+// (The call that creates the generator always runs in the interpreter.)
+void Compiler::emit_resume_dispatch()
+{
+    auto &a = em_.as();
+    const auto &instrs = bytecode_.instrs();
+    std::vector<int> resume_units;   // prev_instr values; execution goes on at unit + 1
+    for (const Instr &ins : instrs) {
+        if (ins.depth < 0) continue;
+        if (ins.opcode == RETURN_GENERATOR || ins.opcode == YIELD_VALUE) resume_units.push_back(ins.index);
+        if (ins.opcode == SEND) resume_units.push_back(ins.target - 1);
+    }
+    a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevInstr));
+    a.sub(x86::rax, Emitter::first_instr);
+    a.sar(x86::rax, 1);
+    for (int unit : resume_units) {
+        int k = bytecode_.instr_at(unit + 1);
+        if (k < 0 || instrs[k].depth < 0) continue;
+        Label other = a.newLabel();
+        a.cmp(x86::rax, unit);
+        a.jne(other);
+        a.test(x86::r15d, x86::r15d);
+        a.jnz(error_exit_at(unit, instrs[k].depth, Raise::Error, unit, false));
+        a.jmp(labels_[k]);
+        a.bind(other);
+    }
+    a.mov(x86::rdi, Emitter::frame);
+    CALL(rt::pyj_rt_bad_resume);
+    a.jmp(exit_error_);
 }
 
 void Compiler::emit_epilogue()
@@ -152,13 +245,15 @@ void Compiler::emit_epilogue()
     a.bind(exit_error_);
     a.xor_(x86::r14d, x86::r14d);
     a.bind(exit_return_);   // r14: the result, or NULL with an exception set
-    a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
-    a.bind(exit_unlinked_);
     // Empty value stack: the caller's frame clearing releases exactly the locals.
     a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), code_->co_nlocalsplus);
+    a.bind(exit_suspend_);   // a yield has set stacktop to the values it keeps
+    a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
+    a.bind(exit_unlinked_);
     a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
     a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevious));
     a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
+    a.bind(exit_restore_);
     a.mov(x86::rax, x86::r14);
     a.add(x86::rsp, 8);
     a.pop(x86::r15);
@@ -172,18 +267,48 @@ void Compiler::emit_epilogue()
 
 // ---- shared pieces -------------------------------------------------------------
 
-Label Compiler::error_exit(int depth) { return error_exit_at(cur_->index, depth); }
+Label Compiler::error_exit(int depth, Raise how) { return error_exit_at(cur_->index, depth, how); }
 
-Label Compiler::error_exit_at(int unit, int depth)
+// The exception handling of one failing point, out of line: add this frame to
+// the traceback (unless re-raising), then either unwind the value stack to the
+// handler that co_exceptiontable names for `lookup_unit` and jump there, or
+// drop the whole stack and leave the frame with NULL.
+Label Compiler::error_exit_at(int unit, int depth, Raise how, int lookup_unit, bool set_prev)
 {
-    return em_.cold([this, unit, depth](Emitter &e) {
+    if (lookup_unit < 0) lookup_unit = unit;
+    const ExceptionEntry *entry = bytecode_.exceptions().find(lookup_unit);
+    Label handler;
+    if (entry != nullptr) {
+        int k = bytecode_.instr_at(entry->handler);
+        if (k < 0 || bytecode_.instrs()[k].depth != entry->level + (entry->lasti ? 1 : 0) + 1) {
+            throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
+                               "exception handler depth mismatch for offset " + std::to_string(unit * 2)};
+        }
+        if (depth < entry->level) {
+            throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
+                               "stack below the handler's level at offset " + std::to_string(unit * 2)};
+        }
+        handler = labels_[k];
+    }
+    bool add_traceback = how == Raise::Error;
+    return em_.cold([this, unit, depth, add_traceback, entry, handler, set_prev](Emitter &e) {
         auto &a = e.as();
-        e.set_prev_instr(unit);
+        if (set_prev) e.set_prev_instr(unit);
         a.mov(x86::rdi, Emitter::tstate);
         a.mov(x86::rsi, Emitter::frame);
         a.mov(x86::edx, depth);
-        CALL(rt::pyj_rt_error_exit);
-        a.jmp(exit_error_);
+        a.mov(x86::ecx, add_traceback ? 1 : 0);
+        if (entry == nullptr) {
+            CALL(rt::pyj_rt_error_exit);
+            a.jmp(exit_error_);
+            return;
+        }
+        a.mov(x86::r8d, entry->level);
+        a.mov(x86::r9d, entry->lasti ? 1 : 0);
+        CALL(rt::pyj_rt_unwind_to_handler);
+        a.test(x86::eax, x86::eax);
+        a.jnz(exit_error_);
+        a.jmp(handler);
     });
 }
 
@@ -232,12 +357,22 @@ Label Compiler::label_for(int target_unit)
     return labels_[k];
 }
 
-void Compiler::jump_to(int target_unit)
+void Compiler::jump_to(int target_unit) { jump_to(target_unit, *cur_); }
+
+void Compiler::jump_to(int target_unit, const Instr &jump)
 {
-    if (opcode_jump_kind(cur_->opcode) == REL_BACKWARD && cur_->opcode != JUMP_BACKWARD_NO_INTERRUPT) {
+    if (opcode_jump_kind(jump.opcode) == REL_BACKWARD && jump.opcode != JUMP_BACKWARD_NO_INTERRUPT) {
         eval_breaker_check();
     }
     em_.as().jmp(label_for(target_unit));
+}
+
+const Instr *Compiler::fusable_next() const
+{
+    const auto &instrs = bytecode_.instrs();
+    int k = bytecode_.instr_at(cur_->start) + 1;
+    if (k >= (int)instrs.size() || bytecode_.is_jump_target(instrs[k].start)) return nullptr;
+    return &instrs[k];
 }
 
 // ---- opcodes the baseline compiler handles ----------------------------------------
@@ -330,25 +465,13 @@ void Compiler::visit_BINARY_OP(const Instr &ins)
     // The table follows the NB_* numbering of CPython 3.11 (opcode._nb_ops).
     static_assert(sizeof(ops) / sizeof(ops[0]) == NB_INPLACE_XOR + 1, "BINARY_OP table out of step");
     if (ins.oparg < 0 || ins.oparg > NB_INPLACE_XOR) unsupported(ins);
-    binary_call(ops[ins.oparg].fn, ops[ins.oparg].name);
+    emit_binary_op(*this, ins.oparg, ops[ins.oparg].fn, ops[ins.oparg].name);
 }
 
 void Compiler::visit_COMPARE_OP(const Instr &ins)
 {
-    auto &a = em_.as();
     if (ins.oparg < Py_LT || ins.oparg > Py_GE) unsupported(ins);
-    em_.set_prev_instr(ins.index);
-    a.mov(x86::rdi, top(1));
-    a.mov(x86::rsi, top(0));
-    a.mov(x86::edx, ins.oparg);
-    CALL(PyObject_RichCompare);
-    a.mov(x86::r14, x86::rax);
-    pop_to(x86::rdi);
-    em_.decref(x86::rdi);
-    pop_to(x86::rdi);
-    em_.decref(x86::rdi);
-    jump_if_error_zero(x86::r14, depth_);
-    push(x86::r14);
+    emit_compare_op(*this, ins.oparg);
 }
 
 // POP_JUMP_{FORWARD,BACKWARD}_IF_{TRUE,FALSE}: True/False are tested by
@@ -459,6 +582,7 @@ void Compiler::visit_JUMP_BACKWARD_NO_INTERRUPT(const Instr &ins) { jump_to(ins.
 
 void Compiler::visit_RETURN_VALUE(const Instr &)
 {
+    set_prev_instr();   // f_lineno of a frame object that outlives the call
     pop_to(x86::r14);
     em_.as().jmp(exit_return_);
 }

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <asmjit/x86.h>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "bytecode.h"
 #include "emitter.h"
+#include "inline_cache.h"
 
 // Calls a C function from a visitor, naming it in the disassembly.
 #define PYJ_CALL(compiler, fn) (compiler).em().call(reinterpret_cast<const void *>(&(fn)), #fn)
@@ -45,6 +47,9 @@ private:
     void dispatch(const Instr &ins);
     void emit_prologue();
     void emit_epilogue();
+    void emit_resume_dispatch();
+    static bool may_start_tracing(int opcode);
+    void emit_tracing_check(const Instr &ins);
 
 public:
     // ---- the toolkit visitors use (visit_*.cpp) ----
@@ -69,15 +74,38 @@ public:
 
     // The error exit for the current instruction with `depth` values left on the
     // stack (the instruction's consumed inputs already released).
-    asmjit::Label error_exit(int depth);
-    asmjit::Label error_exit_at(int unit_index, int depth);   // for cold stubs, emitted later
+    // Raise::Error adds this frame to the traceback (ceval's `goto error`);
+    // Raise::Reraise does not (`goto exception_unwind`: RERAISE, bare raise).
+    enum class Raise { Error, Reraise };
+    asmjit::Label error_exit(int depth, Raise how = Raise::Error);
+    // The same for code unit `unit_index` (cold stubs are emitted later, when
+    // current() has moved on). The handler is looked up for `lookup_unit`
+    // (default: unit_index); set_prev=false keeps a prev_instr set at run time.
+    asmjit::Label error_exit_at(int unit_index, int depth, Raise how = Raise::Error, int lookup_unit = -1,
+                                bool set_prev = true);
     void jump_if_error_zero(const x86::Gp &result, int depth);   // result == NULL -> error
     void jump_if_error_negative(const x86::Gp &status, int depth);   // status < 0 -> error
     void eval_breaker_check();
     void jump_to(int target_unit);     // to a bytecode target, checking the eval breaker on backward jumps
+    void jump_to(int target_unit, const Instr &jump);   // same, for the jump instruction `jump`
+    // The next instruction if nothing jumps to it, so a visitor may implement
+    // both at once; the visitor then calls fuse_next().
+    const Instr *fusable_next() const;
+    void fuse_next() { fused_next_ = true; }
     asmjit::Label label_for(int target_unit);
 
     void binary_call(const void *fn, const char *name);
+
+    // Memory for an inline cache of one site; freed with the machine code.
+    template <class T>
+    T *new_site_data()
+    {
+        auto holder = std::make_unique<SiteDataOf<T>>();
+        T *data = &holder->data;
+        site_data_.push_back(std::move(holder));
+        return data;
+    }
+    std::vector<std::unique_ptr<SiteData>> take_site_data() { return std::move(site_data_); }
 
 private:
     void pop_jump_if_bool(const Instr &ins, bool jump_when_true);
@@ -90,9 +118,16 @@ private:
     Emitter em_;
     const Instr *cur_ = nullptr;
     int depth_ = 0;
+    bool fused_next_ = false;
     std::vector<asmjit::Label> labels_;     // one per instruction
     std::vector<BoundaryMark> boundaries_;
-    asmjit::Label exit_return_, exit_error_, exit_unlinked_;
+    std::vector<std::unique_ptr<SiteData>> site_data_;
+    asmjit::Label exit_return_, exit_error_, exit_unlinked_, exit_suspend_, exit_restore_;
+
+public:
+    // Leaves the frame suspended (YIELD_VALUE): r14 holds the value to return
+    // and stacktop has been set to the values that stay on the stack.
+    const asmjit::Label &exit_suspend() const { return exit_suspend_; }
 };
 
 }  // namespace pyjion

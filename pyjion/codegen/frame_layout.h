@@ -34,6 +34,20 @@ constexpr int32_t kFrameLocalsPlus = offsetof(_PyInterpreterFrame, localsplus);
 constexpr int32_t kTstateCFrame = offsetof(PyThreadState, cframe);
 constexpr int32_t kTstateRecursionRemaining = offsetof(PyThreadState, recursion_remaining);
 constexpr int32_t kCFrameCurrentFrame = offsetof(_PyCFrame, current_frame);
+constexpr int32_t kCFrameUseTracing = offsetof(_PyCFrame, use_tracing);
+
+// Objects with inline fast paths (specialize.cpp): 3.11 ints are sign-magnitude
+// with 30-bit digits, ob_size = number of digits times the sign.
+constexpr int32_t kObjectType = offsetof(PyObject, ob_type);
+constexpr int32_t kVarSize = offsetof(PyVarObject, ob_size);
+constexpr int32_t kLongDigit0 = offsetof(PyLongObject, ob_digit);
+constexpr int32_t kFloatValue = offsetof(PyFloatObject, ob_fval);
+static_assert(PyLong_SHIFT == 30, "fast paths assume 30-bit int digits");
+
+// A generator's frame is embedded in the generator object (gi_iframe).
+constexpr int32_t kGenFrameStateFromFrame =
+    static_cast<int32_t>(offsetof(PyGenObject, gi_frame_state)) - static_cast<int32_t>(offsetof(PyGenObject, gi_iframe));
+constexpr int8_t kFrameSuspended = FRAME_SUSPENDED;
 
 inline int32_t local_offset(int index) { return kFrameLocalsPlus + 8 * index; }
 

@@ -5,6 +5,8 @@
 #define Py_BUILD_CORE 1
 #include "internal/pycore_interp.h"
 #include "internal/pycore_ceval.h"
+#include "internal/pycore_pystate.h"
+#include "internal/pycore_runtime.h"
 #include "interp_state.h"
 
 const void *pyj_eval_breaker_address(void)
@@ -15,4 +17,24 @@ const void *pyj_eval_breaker_address(void)
 int pyj_gil_drop_requested(PyThreadState *ts)
 {
     return _Py_atomic_load_relaxed(&ts->interp->ceval.gil_drop_request) != 0;
+}
+
+/* Takes the thread's pending asynchronous exception (PyThreadState_SetAsyncExc)
+ * and, as the interpreter does, clears the interpreter-wide request for it
+ * and recomputes eval_breaker: left set, every check would fire forever. */
+PyObject *pyj_take_async_exc(PyThreadState *ts)
+{
+    PyObject *exc = ts->async_exc;
+    if (exc == NULL) return NULL;
+    ts->async_exc = NULL;
+    PyInterpreterState *interp = ts->interp;
+    struct _ceval_state *ceval2 = &interp->ceval;
+    ceval2->pending.async_exc = 0;
+    _Py_atomic_store_relaxed(
+        &ceval2->eval_breaker,
+        _Py_atomic_load_relaxed(&ceval2->gil_drop_request) |
+            (_Py_atomic_load_relaxed(&_PyRuntime.ceval.signals_pending) && _Py_ThreadCanHandleSignals(interp)) |
+            (_Py_atomic_load_relaxed(&ceval2->pending.calls_to_do) && _Py_ThreadCanHandlePendingCalls()) |
+            ceval2->pending.async_exc);
+    return exc;
 }

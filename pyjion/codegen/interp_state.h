@@ -15,6 +15,15 @@ const void *pyj_eval_breaker_address(void);
 // include: the slow path of the recursion-limit check.
 int _Py_CheckRecursiveCall(PyThreadState *tstate, const char *where);
 
+// Looks a special method up on the type (the real function; the public header
+// maps the name to the _Py_Identifier variant).
+#undef _PyObject_LookupSpecial
+PyObject *_PyObject_LookupSpecial(PyObject *self, PyObject *attr);
+
+// Takes (a new reference to) the thread's pending asynchronous exception, or
+// NULL, clearing the interpreter's request as ceval does.
+PyObject *pyj_take_async_exc(PyThreadState *ts);
+
 // Another thread asked this one to drop the GIL.
 int pyj_gil_drop_requested(PyThreadState *ts);
 

@@ -33,8 +33,7 @@ int pyj_rt_eval_breaker(PyThreadState *ts)
         PyEval_RestoreThread(ts);
     }
     if (ts->async_exc != nullptr) {
-        PyObject *exc = ts->async_exc;
-        ts->async_exc = nullptr;
+        PyObject *exc = pyj_take_async_exc(ts);
         PyErr_SetNone(exc);
         Py_DECREF(exc);
         return -1;
@@ -42,36 +41,16 @@ int pyj_rt_eval_breaker(PyThreadState *ts)
     return 0;
 }
 
-// An exception escapes the frame: record the traceback entry for this frame
-// (prev_instr already points at the failing instruction), then drop the
-// `depth` values left on the value stack.
-void pyj_rt_error_exit(PyThreadState *ts, _PyInterpreterFrame *frame, int depth)
-{
-    PyObject *exc_type, *exc_value, *exc_tb;
-    if (!PyErr_Occurred()) {
-        PyErr_SetString(PyExc_SystemError, "error return without exception set");
-    }
-    if (!_PyFrame_IsIncomplete(frame)) {
-        PyErr_Fetch(&exc_type, &exc_value, &exc_tb);
-        PyFrameObject *f = PyEval_GetFrame();   // materialises this (current) frame's object
-        PyErr_Restore(exc_type, exc_value, exc_tb);
-        if (f != nullptr) PyTraceBack_Here(f);
-    }
-    PyObject **stack = frame->localsplus + frame->f_code->co_nlocalsplus;
-    for (int i = depth - 1; i >= 0; i--) {
-        Py_CLEAR(stack[i]);
-    }
-}
-
 // Debug builds: at a bytecode boundary, every value-stack slot below the
-// modelled depth must hold a live object.
+// modelled depth must hold a live object or NULL (3.11 pushes NULL on purpose
+// below a callable: PUSH_NULL, LOAD_GLOBAL/LOAD_METHOD).
 void pyj_rt_debug_check_stack(_PyInterpreterFrame *frame, int depth, int unit_index)
 {
     PyObject **stack = frame->localsplus + frame->f_code->co_nlocalsplus;
     for (int i = 0; i < depth; i++) {
-        if (stack[i] == nullptr || Py_REFCNT(stack[i]) <= 0) {
-            fprintf(stderr, "pyjion: stack slot %d of %d is %s before offset %d of %s\n", i, depth,
-                    stack[i] ? "dead" : "NULL", unit_index * 2, PyUnicode_AsUTF8(frame->f_code->co_qualname));
+        if (stack[i] != nullptr && Py_REFCNT(stack[i]) <= 0) {
+            fprintf(stderr, "pyjion: stack slot %d of %d holds a dead object before offset %d of %s\n", i, depth,
+                    unit_index * 2, PyUnicode_AsUTF8(frame->f_code->co_qualname));
             abort();
         }
     }

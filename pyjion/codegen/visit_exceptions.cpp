@@ -1,5 +1,7 @@
-// Visitors: Raising and handling exceptions, with statements.
-// An opcode still marked NOT_YET leaves its code object to the interpreter.
+// Visitors: raising and handling exceptions, with statements.
+// Handlers are reached through error_exit(), which follows co_exceptiontable;
+// these visitors implement what runs inside them. Each calls a helper that
+// works on the value stack (`sp`, one past the top) like ceval's instruction.
 #include "compiler.h"
 
 #include "../codegen_api.h"
@@ -10,16 +12,102 @@ namespace pyjion {
 
 using namespace asmjit;
 
+namespace {
+// rdi/rsi/rdx... = the helper's arguments; `sp` is the stack top address.
+void load_sp(Compiler &c, const x86::Gp &reg)
+{
+    c.as().lea(reg, c.em().stack(c.depth()));
+}
+}  // namespace
+
+void Compiler::visit_PUSH_EXC_INFO(const Instr &)
+{
+    as().mov(x86::rdi, Emitter::tstate);
+    load_sp(*this, x86::rsi);
+    PYJ_CALL(*this, rt::pyj_rt_push_exc_info);
+    grow(1);
+}
+
+void Compiler::visit_POP_EXCEPT(const Instr &)
+{
+    set_prev_instr();   // releasing the old exception may run __del__
+    as().mov(x86::rdi, Emitter::tstate);
+    load_sp(*this, x86::rsi);
+    PYJ_CALL(*this, rt::pyj_rt_pop_except);
+    drop(1);
+}
+
+void Compiler::visit_CHECK_EXC_MATCH(const Instr &)
+{
+    set_prev_instr();
+    as().mov(x86::rdi, Emitter::tstate);
+    load_sp(*this, x86::rsi);
+    PYJ_CALL(*this, rt::pyj_rt_check_exc_match);
+    jump_if_error_negative(x86::eax, depth() - 1);
+}
+
+void Compiler::visit_CHECK_EG_MATCH(const Instr &)
+{
+    set_prev_instr();
+    as().mov(x86::rdi, Emitter::tstate);
+    load_sp(*this, x86::rsi);
+    PYJ_CALL(*this, rt::pyj_rt_check_eg_match);
+    jump_if_error_negative(x86::eax, depth() - 1);
+}
+
+void Compiler::visit_RERAISE(const Instr &ins)
+{
+    auto &a = as();
+    int depth_before = depth();
+    set_prev_instr();
+    a.mov(x86::rdi, Emitter::frame);
+    load_sp(*this, x86::rsi);
+    a.mov(x86::edx, ins.oparg);
+    PYJ_CALL(*this, rt::pyj_rt_reraise);
+    a.test(x86::eax, x86::eax);
+    a.jnz(error_exit(depth_before));
+    // The exception value moved into the thread state; with oparg, prev_instr
+    // now holds the original raising offset (set at run time).
+    a.jmp(error_exit_at(ins.index, depth_before - 1, Raise::Reraise, ins.index, ins.oparg == 0));
+    drop(1);
+}
+
+void Compiler::visit_RAISE_VARARGS(const Instr &ins)
+{
+    auto &a = as();
+    if (ins.oparg > 2) unsupported(ins);
+    set_prev_instr();
+    a.mov(x86::rdi, Emitter::tstate);
+    load_sp(*this, x86::rsi);
+    a.mov(x86::edx, ins.oparg);
+    PYJ_CALL(*this, rt::pyj_rt_raise);
+    drop(ins.oparg);
+    a.test(x86::eax, x86::eax);
+    a.jnz(error_exit(depth(), Raise::Reraise));
+    a.jmp(error_exit(depth()));
+}
+
+void Compiler::visit_WITH_EXCEPT_START(const Instr &)
+{
+    set_prev_instr();
+    load_sp(*this, x86::rdi);
+    PYJ_CALL(*this, rt::pyj_rt_with_except_start);
+    jump_if_error_zero(x86::rax, depth());
+    push(x86::rax);
+}
+
+void Compiler::visit_BEFORE_WITH(const Instr &)
+{
+    set_prev_instr();
+    as().mov(x86::rdi, Emitter::tstate);
+    load_sp(*this, x86::rsi);
+    PYJ_CALL(*this, rt::pyj_rt_before_with);
+    jump_if_error_negative(x86::eax, depth());
+    grow(1);
+}
+
 #define NOT_YET(name) \
     void Compiler::visit_##name(const Instr &ins) { unsupported(ins); }
-NOT_YET(PUSH_EXC_INFO)
-NOT_YET(POP_EXCEPT)
-NOT_YET(CHECK_EXC_MATCH)
-NOT_YET(CHECK_EG_MATCH)
-NOT_YET(RERAISE)
-NOT_YET(RAISE_VARARGS)
-NOT_YET(WITH_EXCEPT_START)
-NOT_YET(BEFORE_WITH)
 NOT_YET(PREP_RERAISE_STAR)
 #undef NOT_YET
 

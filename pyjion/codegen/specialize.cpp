@@ -1,0 +1,280 @@
+#include "specialize.h"
+
+#include "opcodes.h"
+
+namespace pyjion {
+
+using namespace asmjit;
+
+namespace {
+
+bool int_fast_path(int nb)
+{
+    switch (nb) {
+    case NB_ADD: case NB_INPLACE_ADD: case NB_SUBTRACT: case NB_INPLACE_SUBTRACT:
+    case NB_MULTIPLY: case NB_INPLACE_MULTIPLY: case NB_FLOOR_DIVIDE: case NB_INPLACE_FLOOR_DIVIDE:
+    case NB_REMAINDER: case NB_INPLACE_REMAINDER: case NB_AND: case NB_INPLACE_AND:
+    case NB_OR: case NB_INPLACE_OR: case NB_XOR: case NB_INPLACE_XOR:
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool float_fast_path(int nb)
+{
+    switch (nb) {
+    case NB_ADD: case NB_INPLACE_ADD: case NB_SUBTRACT: case NB_INPLACE_SUBTRACT:
+    case NB_MULTIPLY: case NB_INPLACE_MULTIPLY: case NB_TRUE_DIVIDE: case NB_INPLACE_TRUE_DIVIDE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+// Jumps to `fail` unless `obj` is exactly of type `type`.
+void guard_type(Compiler &c, const x86::Gp &obj, PyTypeObject *type, const Label &fail)
+{
+    auto &a = c.as();
+    c.em().load_address(x86::rax, type);
+    a.cmp(x86::qword_ptr(obj, layout::kObjectType), x86::rax);
+    a.jne(fail);
+}
+
+// value = the int `obj` as a machine integer, or jump to `fail` if it has more
+// than one 30-bit digit. Clobbers rax.
+void load_small_int(Compiler &c, const x86::Gp &obj, const x86::Gp &value, const Label &fail)
+{
+    auto &a = c.as();
+    a.mov(value, x86::qword_ptr(obj, layout::kVarSize));
+    a.lea(x86::rax, x86::ptr(value, 1));
+    a.cmp(x86::rax, 2);
+    a.ja(fail);                                       // ob_size not in {-1, 0, 1}
+    a.mov(x86::eax, x86::dword_ptr(obj, layout::kLongDigit0));
+    a.imul(value, x86::rax);                          // 0 for zero whatever the digit holds
+}
+
+// Python's floor division and modulo of r8 by r9 (r9 != 0): quotient in rax,
+// remainder in rdx, both rounded towards negative infinity.
+void floor_divmod(Compiler &c)
+{
+    auto &a = c.as();
+    Label exact = a.newLabel();
+    a.mov(x86::rax, x86::r8);
+    a.cqo();
+    a.idiv(x86::r9);
+    a.test(x86::rdx, x86::rdx);
+    a.jz(exact);
+    a.mov(x86::rcx, x86::rdx);
+    a.xor_(x86::rcx, x86::r9);
+    a.jns(exact);                                     // remainder has the divisor's sign
+    a.add(x86::rdx, x86::r9);
+    a.dec(x86::rax);
+    a.bind(exact);
+}
+
+}  // namespace
+
+void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
+{
+    auto &a = c.as();
+    auto &em = c.em();
+    Label generic = a.newLabel(), have_result = a.newLabel(), not_int = a.newLabel();
+    bool ints = int_fast_path(nb), floats = float_fast_path(nb);
+    int depth = c.depth();
+    if (ints || floats) {
+        a.mov(x86::rdi, c.top(1));
+        a.mov(x86::rsi, c.top(0));
+    }
+    if (ints) {
+        guard_type(c, x86::rdi, &PyLong_Type, not_int);
+        guard_type(c, x86::rsi, &PyLong_Type, generic);
+        load_small_int(c, x86::rdi, x86::r8, generic);
+        load_small_int(c, x86::rsi, x86::r9, generic);
+        switch (nb) {
+        case NB_ADD: case NB_INPLACE_ADD: a.lea(x86::rdi, x86::ptr(x86::r8, x86::r9)); break;
+        case NB_SUBTRACT: case NB_INPLACE_SUBTRACT: a.mov(x86::rdi, x86::r8); a.sub(x86::rdi, x86::r9); break;
+        case NB_MULTIPLY: case NB_INPLACE_MULTIPLY: a.mov(x86::rdi, x86::r8); a.imul(x86::rdi, x86::r9); break;
+        case NB_AND: case NB_INPLACE_AND: a.mov(x86::rdi, x86::r8); a.and_(x86::rdi, x86::r9); break;
+        case NB_OR: case NB_INPLACE_OR: a.mov(x86::rdi, x86::r8); a.or_(x86::rdi, x86::r9); break;
+        case NB_XOR: case NB_INPLACE_XOR: a.mov(x86::rdi, x86::r8); a.xor_(x86::rdi, x86::r9); break;
+        default:   // floor division and modulo: a zero divisor takes the generic path (which raises)
+            a.test(x86::r9, x86::r9);
+            a.jz(generic);
+            floor_divmod(c);
+            if (nb == NB_FLOOR_DIVIDE || nb == NB_INPLACE_FLOOR_DIVIDE) a.mov(x86::rdi, x86::rax);
+            else a.mov(x86::rdi, x86::rdx);
+        }
+        PYJ_CALL(c, PyLong_FromLongLong);   // operands below 2**30: no overflow possible
+        a.jmp(have_result);
+    }
+    a.bind(not_int);
+    if (floats) {
+        guard_type(c, x86::rdi, &PyFloat_Type, generic);
+        guard_type(c, x86::rsi, &PyFloat_Type, generic);
+        a.movsd(x86::xmm0, x86::qword_ptr(x86::rdi, layout::kFloatValue));
+        a.movsd(x86::xmm1, x86::qword_ptr(x86::rsi, layout::kFloatValue));
+        switch (nb) {
+        case NB_ADD: case NB_INPLACE_ADD: a.addsd(x86::xmm0, x86::xmm1); break;
+        case NB_SUBTRACT: case NB_INPLACE_SUBTRACT: a.subsd(x86::xmm0, x86::xmm1); break;
+        case NB_MULTIPLY: case NB_INPLACE_MULTIPLY: a.mulsd(x86::xmm0, x86::xmm1); break;
+        default:   // true division: a zero divisor takes the generic path (which raises)
+            a.xorpd(x86::xmm2, x86::xmm2);
+            a.ucomisd(x86::xmm1, x86::xmm2);
+            a.je(generic);                  // 0.0 (and NaN, unordered) go the generic way
+            a.divsd(x86::xmm0, x86::xmm1);
+        }
+        PYJ_CALL(c, PyFloat_FromDouble);
+        a.jmp(have_result);
+    }
+    a.bind(generic);
+    c.set_prev_instr();
+    a.mov(x86::rdi, c.top(1));
+    a.mov(x86::rsi, c.top(0));
+    em.call(fn, name);
+    a.bind(have_result);
+    a.mov(x86::r14, x86::rax);
+    c.pop_to(x86::rdi);
+    em.decref(x86::rdi);
+    c.pop_to(x86::rdi);
+    em.decref(x86::rdi);
+    c.jump_if_error_zero(x86::r14, depth - 2);
+    c.push(x86::r14);
+}
+
+namespace {
+
+// Condition codes after `cmp lhs, rhs` (signed integers) for each rich comparison.
+void jump_if_int_cmp(x86::Assembler &a, int op, const Label &target)
+{
+    switch (op) {
+    case Py_LT: a.jl(target); break;
+    case Py_LE: a.jle(target); break;
+    case Py_EQ: a.je(target); break;
+    case Py_NE: a.jne(target); break;
+    case Py_GT: a.jg(target); break;
+    case Py_GE: a.jge(target); break;
+    }
+}
+
+// Jumps to `target` if the float comparison holds; NaN compares false except for !=.
+void jump_if_float_cmp(x86::Assembler &a, int op, const Label &target)
+{
+    Label skip = a.newLabel();
+    switch (op) {
+    case Py_LT: a.ucomisd(x86::xmm1, x86::xmm0); a.ja(target); break;     // rhs > lhs
+    case Py_LE: a.ucomisd(x86::xmm1, x86::xmm0); a.jae(target); break;
+    case Py_GT: a.ucomisd(x86::xmm0, x86::xmm1); a.ja(target); break;
+    case Py_GE: a.ucomisd(x86::xmm0, x86::xmm1); a.jae(target); break;
+    case Py_EQ: a.ucomisd(x86::xmm0, x86::xmm1); a.jp(skip); a.je(target); break;
+    case Py_NE: a.ucomisd(x86::xmm0, x86::xmm1); a.jp(target); a.jne(target); break;
+    }
+    a.bind(skip);
+}
+
+bool is_bool_jump(int opcode)
+{
+    return opcode == POP_JUMP_FORWARD_IF_FALSE || opcode == POP_JUMP_FORWARD_IF_TRUE ||
+           opcode == POP_JUMP_BACKWARD_IF_FALSE || opcode == POP_JUMP_BACKWARD_IF_TRUE;
+}
+
+}  // namespace
+
+void emit_compare_op(Compiler &c, int op)
+{
+    auto &a = c.as();
+    auto &em = c.em();
+    const Instr *jump = c.fusable_next();
+    if (jump != nullptr && !is_bool_jump(jump->opcode)) jump = nullptr;
+    bool jump_when_true = jump && (jump->opcode == POP_JUMP_FORWARD_IF_TRUE || jump->opcode == POP_JUMP_BACKWARD_IF_TRUE);
+
+    Label generic = a.newLabel(), not_int = a.newLabel(), is_true = a.newLabel(), is_false = a.newLabel();
+    Label have_result = a.newLabel(), done = a.newLabel();
+    int depth = c.depth();
+
+    // Fast paths: decide true/false without making a bool.
+    a.mov(x86::rdi, c.top(1));
+    a.mov(x86::rsi, c.top(0));
+    guard_type(c, x86::rdi, &PyLong_Type, not_int);
+    guard_type(c, x86::rsi, &PyLong_Type, generic);
+    load_small_int(c, x86::rdi, x86::r8, generic);
+    load_small_int(c, x86::rsi, x86::r9, generic);
+    a.cmp(x86::r8, x86::r9);
+    jump_if_int_cmp(a, op, is_true);
+    a.jmp(is_false);
+    a.bind(not_int);
+    guard_type(c, x86::rdi, &PyFloat_Type, generic);
+    guard_type(c, x86::rsi, &PyFloat_Type, generic);
+    a.movsd(x86::xmm0, x86::qword_ptr(x86::rdi, layout::kFloatValue));
+    a.movsd(x86::xmm1, x86::qword_ptr(x86::rsi, layout::kFloatValue));
+    jump_if_float_cmp(a, op, is_true);
+    a.jmp(is_false);
+
+    // Both fast outcomes release the operands (ints and floats run no Python
+    // code when they die) and either push a bool or take the fused jump.
+    auto release_operands = [&]() {
+        c.pop_to(x86::rdi);
+        em.decref(x86::rdi);
+        c.pop_to(x86::rdi);
+        em.decref(x86::rdi);
+        c.grow(2);   // the model is restored for the other paths below
+    };
+    auto outcome = [&](const Label &here, bool value) {
+        a.bind(here);
+        release_operands();
+        c.drop(2);
+        if (jump) {
+            if (value == jump_when_true) c.jump_to(jump->target, *jump);
+            else a.jmp(done);
+        } else {
+            em.load_address(x86::rax, value ? Py_True : Py_False);
+            em.incref(x86::rax);
+            c.push(x86::rax);
+            c.drop(1);
+            a.jmp(done);
+        }
+        c.grow(2);
+    };
+    outcome(is_true, true);
+    outcome(is_false, false);
+
+    // Generic: PyObject_RichCompare, then (if fused) the truth test of the result.
+    a.bind(generic);
+    c.set_prev_instr();
+    a.mov(x86::edx, op);
+    PYJ_CALL(c, PyObject_RichCompare);
+    a.bind(have_result);
+    a.mov(x86::r14, x86::rax);
+    c.pop_to(x86::rdi);
+    em.decref(x86::rdi);
+    c.pop_to(x86::rdi);
+    em.decref(x86::rdi);
+    c.jump_if_error_zero(x86::r14, depth - 2);
+    if (!jump) {
+        c.push(x86::r14);
+        a.bind(done);
+        return;
+    }
+    // Fused: the result is consumed by the jump, as POP_JUMP_IF_* would.
+    Label take = a.newLabel(), slow_truth = a.newLabel();
+    em.load_address(x86::rax, Py_True);
+    a.cmp(x86::r14, x86::rax);
+    a.jne(slow_truth);
+    em.decref_no_dealloc(x86::r14);
+    if (jump_when_true) a.jmp(take); else a.jmp(done);
+    a.bind(slow_truth);
+    a.mov(x86::rdi, x86::r14);
+    PYJ_CALL(c, PyObject_IsTrue);
+    a.mov(x86::r15d, x86::eax);
+    em.decref(x86::r14);
+    a.test(x86::r15d, x86::r15d);
+    a.js(c.error_exit(depth - 2));
+    if (jump_when_true) a.jnz(take); else a.jz(take);
+    a.jmp(done);
+    a.bind(take);
+    c.jump_to(jump->target, *jump);
+    a.bind(done);
+    c.fuse_next();
+}
+
+}  // namespace pyjion

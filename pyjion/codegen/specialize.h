@@ -1,0 +1,17 @@
+// Inline fast paths for the commonest operand types, each guarded by a type
+// check that falls back to the generic CPython call: small (one-digit) ints and
+// floats in BINARY_OP and COMPARE_OP, and COMPARE_OP fused with the
+// conditional jump that follows it (no bool object is made).
+#pragma once
+
+#include "compiler.h"
+
+namespace pyjion {
+
+// BINARY_OP `nb_op`: fn(lhs, rhs) is the generic CPython implementation.
+void emit_binary_op(Compiler &c, int nb_op, const void *fn, const char *name);
+
+// COMPARE_OP `op` (Py_LT ... Py_GE); fuses a following POP_JUMP_*_IF_TRUE/FALSE.
+void emit_compare_op(Compiler &c, int op);
+
+}  // namespace pyjion

@@ -1,0 +1,87 @@
+"""Differential tests of the inline int/float fast paths of BINARY_OP and
+COMPARE_OP (and COMPARE_OP fused with a conditional jump): every operator on
+values at the edges of the fast paths must give exactly the interpreter's
+result or exception."""
+import itertools
+import math
+
+import pytest
+
+import pyjion
+
+INTS = [0, 1, -1, 2, -2, 7, -7, 2**30 - 1, -(2**30 - 1), 2**30, -(2**30), 2**62, -(2**63), 10**30, True, False]
+FLOATS = [0.0, -0.0, 1.5, -2.25, 1e308, -1e308, 5e-324, math.inf, -math.inf, math.nan]
+VALUES = INTS + FLOATS + [3 + 4j]
+
+BINARY = ["+", "-", "*", "/", "//", "%", "&", "|", "^"]
+COMPARE = ["<", "<=", "==", "!=", ">", ">="]
+
+
+def make(src, name):
+    ns = {}
+    exec(compile(src, "<fast-path %s>" % name, "exec"), ns)
+    return ns[name]
+
+
+def outcome(f, *args):
+    try:
+        r = f(*args)
+        return ("ok", type(r), repr(r))
+    except Exception as exc:   # the exception is part of the observable behaviour
+        return ("raise", type(exc), str(exc))
+
+
+@pytest.fixture
+def jit():
+    pyjion.enable(threshold=0)
+    yield
+    pyjion.disable()
+
+
+@pytest.mark.parametrize("op", BINARY)
+def test_binary_operators(jit, op):
+    src = "def f(a, b):\n    return a %s b\n" % op
+    aug = "def g(a, b):\n    a %s= b\n    return a\n" % op
+    f, g = make(src, "f"), make(aug, "g")
+    fi, gi = make(src, "f"), make(aug, "g")
+    pyjion.disable()
+    expected = [(outcome(fi, a, b), outcome(gi, a, b)) for a, b in itertools.product(VALUES, VALUES)]
+    pyjion.enable(threshold=0)
+    got = [(outcome(f, a, b), outcome(g, a, b)) for a, b in itertools.product(VALUES, VALUES)]
+    assert pyjion.info(f).compiled and pyjion.info(g).compiled
+    assert got == expected
+
+
+@pytest.mark.parametrize("op", COMPARE)
+def test_comparisons_value_and_fused_jump(jit, op):
+    value = "def f(a, b):\n    return a %s b\n" % op
+    branch = "def g(a, b):\n    if a %s b:\n        return 'yes'\n    return 'no'\n" % op
+    loop = ("def h(a, b):\n    n = 0\n    while a %s b:\n        n += 1\n"
+            "        if n > 2:\n            break\n    return n\n") % op
+    sources = [(value, "f"), (branch, "g"), (loop, "h")]
+    pairs = [(make(s, n), make(s, n)) for s, n in sources]
+    values = [v for v in VALUES if not isinstance(v, complex)] + ["a", "b"]
+    pyjion.disable()
+    expected = [[outcome(i, a, b) for a, b in itertools.product(values, values)] for _, i in pairs]
+    pyjion.enable(threshold=0)
+    got = [[outcome(j, a, b) for a, b in itertools.product(values, values)] for j, _ in pairs]
+    for j, _ in pairs:
+        assert pyjion.info(j).compiled
+    assert got == expected
+
+
+def test_fused_compare_with_raising_bool(jit):
+    class Weird:
+        def __lt__(self, other):
+            return self
+
+        def __bool__(self):
+            raise ValueError("no truth here")
+
+    src = "def f(a, b):\n    if a < b:\n        return 1\n    return 2\n"
+    f = make(src, "f")
+    with pytest.raises(ValueError, match="no truth here") as info:
+        f(Weird(), 1)
+    assert pyjion.info(f).compiled
+    f_entries = [e for e in info.traceback if e.name == "f"]
+    assert [e.lineno + 1 for e in f_entries] == [2]   # the `if a < b:` line
