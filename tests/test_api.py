@@ -8,7 +8,9 @@ import textwrap
 import pytest
 
 import pyjion
-from jitcheck import assert_compiled, assert_failed, check_python, jit_off, make_function, register_source
+import jitcheck
+from jitcheck import (assert_compiled, assert_failed, check_python, differential, jit_off, jit_on,
+                      make_function, opnames, register_source)
 
 
 def fresh(src, name=None):
@@ -22,10 +24,22 @@ def add(a, b):
     return c
 """
 
-USES_GLOBAL = """
+# The one CPython 3.11 instruction the compiler still refuses is
+# PREP_RERAISE_STAR, which every `except*` block has: such functions fail to
+# compile (and run on CPython's interpreter).
+EXCEPT_STAR = """
 def g(x):
-    return len(x)
+    try:
+        r = len(x)
+    except* TypeError:
+        r = -1
+    return r
 """
+
+
+def prep_reraise_star_offset(f):
+    """The offset of f's first PREP_RERAISE_STAR."""
+    return next(ins.offset for ins in dis.get_instructions(f) if ins.opname == "PREP_RERAISE_STAR")
 
 
 # ---- enable / disable / is_enabled ------------------------------------------------
@@ -177,28 +191,88 @@ def test_info_compiled(jit):
 
 
 def test_info_failed_mentions_opcode(jit):
-    g = fresh(USES_GLOBAL)
+    g = fresh(EXCEPT_STAR)
     assert g("abc") == 3
-    i = assert_failed(g, "LOAD_GLOBAL")
+    i = assert_failed(g, "PREP_RERAISE_STAR")
     assert i.compile_result == pyjion.CompilationResult.IncompatibleOpcode_Unknown
-    assert i.reason == "unsupported opcode LOAD_GLOBAL at offset 2"
+    assert i.reason == "unsupported opcode PREP_RERAISE_STAR at offset %d" % (
+        prep_reraise_star_offset(g))
     assert i.code_size == 0 and i.tier == 0
     assert g("abcd") == 4                       # still works, interpreted
     assert pyjion.info(g).run_count == 2
     assert pyjion.info(g).state == "failed"      # no second attempt
 
 
-def test_info_failed_exception_table(jit):
-    h = fresh("""
+def test_info_exception_table_compiles(jit):
+    # Functions with an exception table used to be refused ("co_exceptiontable");
+    # they compile now and behave as on stock CPython: handled, unhandled
+    # (traceback, tb_lasti) and no exception at all.
+    src = """
     def h(a):
         try:
             return 1 / a
         except ZeroDivisionError:
             return None
-    """)
+    """
+    differential(src, [(0,), (4,), ("x",), (0.0,)],
+                 opcodes=("PUSH_EXC_INFO", "CHECK_EXC_MATCH", "POP_EXCEPT", "RERAISE"))
+    h = fresh(src)
     assert h(0) is None
-    i = assert_failed(h)
-    assert "exception" in i.reason and "co_exceptiontable" in i.reason
+    i = assert_compiled(h)
+    assert i.compile_result == pyjion.CompilationResult.Success and i.reason is None
+
+
+def test_except_star_fails_to_compile_and_runs_interpreted(jit):
+    # `except*` (PREP_RERAISE_STAR) is still refused; the function must run on
+    # CPython's interpreter exactly as it does without the hook: results,
+    # exceptions, tracebacks and argument reference counts.
+    src = textwrap.dedent("""
+    def f(a):
+        try:
+            if isinstance(a, list):
+                raise ExceptionGroup("eg", a)
+            return 10 / a
+        except* ZeroDivisionError as eg:
+            caught = ("zde", len(eg.exceptions))
+        except* KeyError:
+            caught = "key"
+        return caught
+    """)
+    filename = register_source(src, "api")
+    f_jit = make_function(src, filename)
+    f_ref = make_function(src, filename)
+    calls = [
+        lambda: (5,),                                             # no exception
+        lambda: (0,),                                             # a plain exception, matched
+        lambda: ([ZeroDivisionError(), ZeroDivisionError()],),    # a group, matched
+        lambda: ([KeyError(1), ZeroDivisionError()],),            # split over both clauses
+        lambda: ([ValueError("v"), KeyError(2)],),                # partly re-raised
+        lambda: ("text",),                                        # TypeError, not matched
+    ]
+    kinds = set()
+    for n, mk in enumerate(calls):
+        with jit_on():
+            got = jitcheck.run_once(f_jit, mk(), filename)
+        with jit_off():
+            want = jitcheck.run_once(f_ref, mk(), filename)
+        jitcheck._compare(got, want, src, mk())
+        kinds.add(want[0][0])
+        i = assert_failed(f_jit, "PREP_RERAISE_STAR")
+        assert i.compile_result == pyjion.CompilationResult.IncompatibleOpcode_Unknown
+        assert i.reason == "unsupported opcode PREP_RERAISE_STAR at offset %d" % (
+            prep_reraise_star_offset(f_jit))
+        assert i.code_size == 0 and i.tier == 0
+        assert i.run_count == n + 1                 # refused once, never retried
+    assert kinds == {"return", "raise"}
+    with jit_on():
+        assert f_jit(5) == 2.0
+        assert f_jit([ZeroDivisionError()] * 3) == ("zde", 3)
+        with pytest.raises(ExceptionGroup) as ei:
+            f_jit([ValueError("v"), KeyError(2)])
+        assert [type(e) for e in ei.value.exceptions] == [ValueError]
+    with pytest.raises(ValueError):
+        pyjion.native(f_jit)
+    assert pyjion.info(f_ref).run_count == 0
 
 
 def test_info_accepts_method_code_lambda_and_duck(jit):
@@ -240,12 +314,14 @@ def test_info_rejects_non_code_dunder_code():
 
 def test_run_count_counts_calls(jit):
     f = fresh(ADD)
-    g = fresh(USES_GLOBAL)
+    g = fresh(EXCEPT_STAR)
     for k in range(7):
         f(k, k)
         g("x")
     assert pyjion.info(f).run_count == 7
     assert pyjion.info(g).run_count == 7
+    assert_compiled(f)
+    assert_failed(g, "PREP_RERAISE_STAR")          # failed functions are counted too
 
 
 def test_threshold_delays_compilation_and_profiles_types(nojit):
@@ -304,10 +380,13 @@ def test_native_of_uncompiled_functions_raises(jit):
     f = fresh(ADD)
     with pytest.raises(ValueError):
         pyjion.native(f)                          # never called
-    g = fresh(USES_GLOBAL)
+    g = fresh(EXCEPT_STAR)
     g("ab")
+    assert_failed(g, "PREP_RERAISE_STAR")
     with pytest.raises(ValueError):
         pyjion.native(g)                          # failed to compile
+    with pytest.raises(ValueError):
+        pyjion.dis_native(g, file=io.StringIO())
     with pytest.raises(TypeError):
         pyjion.native(42)
 
@@ -347,7 +426,7 @@ def test_dis_native_of_uncompiled_raises(jit):
 
 def test_stats_counts_compiled_and_failed(jit):
     f1, f2 = fresh(ADD), fresh(ADD)
-    g1, g2 = fresh(USES_GLOBAL), fresh(USES_GLOBAL)
+    g1, g2 = fresh(EXCEPT_STAR), fresh(EXCEPT_STAR)
     # Every new frame the hook sees counts, pyjion's own Python functions too:
     # let the hook meet stats() and reset_stats() before counting starts.
     pyjion.stats()
@@ -360,7 +439,7 @@ def test_stats_counts_compiled_and_failed(jit):
     j = s["jit"]
     assert j["compiled"] == 2
     assert j["failed"] == 2
-    assert j["failed_reasons"] == {"unsupported opcode LOAD_GLOBAL": 2}
+    assert j["failed_reasons"] == {"unsupported opcode PREP_RERAISE_STAR": 2}
     assert j["code_bytes"] == pyjion.info(f1).code_size + pyjion.info(f2).code_size
     assert j["compile_time_s"] > 0
     assert s["functions"] == {}                   # not profiling
@@ -369,8 +448,9 @@ def test_stats_counts_compiled_and_failed(jit):
 def test_reset_stats_forgets_counters_not_code(jit):
     f = fresh(ADD)
     f(1, 2)
-    fresh(USES_GLOBAL)("x")
+    fresh(EXCEPT_STAR)("x")
     assert pyjion.stats()["jit"]["compiled"] >= 1
+    assert pyjion.stats()["jit"]["failed"] >= 1
     pyjion.reset_stats()
     j = pyjion.stats()["jit"]
     assert j["compiled"] == 0 and j["failed"] == 0 and j["failed_reasons"] == {}
@@ -475,6 +555,46 @@ def test_enable_refuses_to_replace_a_foreign_hook(tmp_path):
     assert out.strip().endswith("ok")
 
 
+GEN = """
+def gen(a):
+    x = yield a
+    try:
+        y = yield x + 1
+    except KeyError as e:
+        y = yield ("caught", e.args)
+    return y
+"""
+
+
+def _drive_generators(gen):
+    """Drives generators of `gen` through next, send, throw, close (started and
+    unstarted) and exhaustion; returns what they produced."""
+    g = gen(5)
+    out = [next(g), g.send(1)]
+    try:
+        next(g)                              # creation + 3 resumes, the last one returns None
+    except StopIteration as exc:
+        out.append(exc.value)
+    g = gen(1)
+    out.append([next(g), g.send(10), g.throw(KeyError("k"))])
+    try:
+        g.send(7)
+    except StopIteration as exc:
+        out.append(exc.value)                # creation + 4 resumes
+    g = gen(2)
+    out.append(next(g))
+    g.close()                                # creation + 2 resumes (close throws GeneratorExit in)
+    g = gen(3)
+    g.close()                                # creation + 1: CPython evaluates the unstarted frame too
+    g = gen(4)
+    out.append(next(g))
+    try:
+        g.throw(ValueError("v"))             # creation + 2 resumes, the error escapes
+    except ValueError as exc:
+        out.append(repr(exc))
+    return out
+
+
 def test_run_count_includes_generator_resumes(jit):
     gen = fresh("""
     def gen(a):
@@ -482,9 +602,39 @@ def test_run_count_includes_generator_resumes(jit):
         yield a + 1
     """)
     assert list(gen(5)) == [5, 6]
-    i = assert_failed(gen, "RETURN_GENERATOR")
-    # creation, then three resumes (two yields and the final StopIteration)
+    # generators compile; the hook sees the creating call, then three resumes
+    # (two yields and the final StopIteration)
+    i = assert_compiled(gen)
     assert i.run_count == 4
+    assert list(gen(7)) == [7, 8]
+    assert pyjion.info(gen).run_count == 8
+
+
+def test_generator_run_count_is_one_plus_the_resumes(nojit):
+    # The hook sees every evaluation of a generator's frame: its creation
+    # (RETURN_GENERATOR) and every resume. Stock CPython reports each resume
+    # (but not the creation) as a "call" profile event: count those on the
+    # same sequence of operations, and compare the results too.
+    gen_jit, gen_ref = fresh(GEN), fresh(GEN)
+    resumes = 0
+
+    def profiler(frame, event, arg):
+        nonlocal resumes
+        if event == "call" and frame.f_code is gen_ref.__code__:
+            resumes += 1
+
+    sys.setprofile(profiler)
+    try:
+        want = _drive_generators(gen_ref)
+    finally:
+        sys.setprofile(None)
+    creations = 5
+    assert resumes == 3 + 4 + 2 + 1 + 2
+    with jit_on():
+        got = _drive_generators(gen_jit)
+    assert got == want
+    i = assert_compiled(gen_jit)
+    assert i.run_count == creations + resumes
 
 
 class Toggle:
@@ -524,22 +674,66 @@ def test_disable_and_reset_from_inside_compiled_code(jit):
     assert_compiled(f)
 
 
-@pytest.mark.parametrize("src, opcode", [
-    ("def f(a):\n    return len(a)\n", "LOAD_GLOBAL"),
-    ("def f(a):\n    b = a + 1\n    return a[b]\n", "BINARY_SUBSCR"),
-    ("def f(a):\n    b = a + 1\n    return a.real\n", "LOAD_ATTR"),
-    ("def f(a):\n" + "".join("    v%d = a + %d\n" % (i, i) for i in range(300))
-     + "    return len(v299)\n", "LOAD_GLOBAL"),       # behind an EXTENDED_ARG
-])
-def test_failure_reason_names_the_first_unsupported_instruction(jit, src, opcode):
+MANY_LOCALS = "".join("    v%d = a + %d\n" % (i, i) for i in range(300))
+EXCEPT_STAR_BLOCK = ("    try:\n        r = len(a)\n    except* TypeError:\n        r = -1\n"
+                     "    except* (KeyError, ValueError):\n        r = -2\n")
+
+
+@pytest.mark.parametrize("src", [
+    "def f(a):\n" + EXCEPT_STAR_BLOCK + "    return r\n",
+    # two except* statements: the first PREP_RERAISE_STAR is named
+    "def f(a):\n" + EXCEPT_STAR_BLOCK + EXCEPT_STAR_BLOCK.replace("r =", "s =")
+    + "    return r, s\n",
+    # behind many EXTENDED_ARGs (offsets count them)
+    "def f(a):\n" + MANY_LOCALS + EXCEPT_STAR_BLOCK.replace("len(a)", "len(v299)")
+    + "    return r\n",
+    # in a nested function
+    "def f(a):\n    def inner(a):\n"
+    + textwrap.indent(EXCEPT_STAR_BLOCK + "    return r\n", "    ")
+    + "    return inner(a)\n",
+], ids=["except_star", "first_of_two", "behind_extended_args", "nested_function"])
+def test_failure_reason_names_the_first_unsupported_instruction(jit, src):
     f = make_function(src, register_source(src, "api"))
-    try:
-        f(1)
-    except Exception:
-        pass
-    first = next(ins for ins in dis.get_instructions(f) if ins.opname == opcode)
-    i = assert_failed(f)
-    assert i.reason == "unsupported opcode %s at offset %d" % (opcode, first.offset)
+    target = f
+    if "inner" in src:
+        target = next(c for c in f.__code__.co_consts if hasattr(c, "co_code"))
+    with jit_off():
+        want = f(1)
+    assert f(1) == want
+    stars = [ins for ins in dis.get_instructions(target) if ins.opname == "PREP_RERAISE_STAR"]
+    assert stars and ("EXTENDED_ARG" in opnames(target)) == ("v299" in src)
+    i = assert_failed(target)
+    assert i.reason == "unsupported opcode PREP_RERAISE_STAR at offset %d" % stars[0].offset
+    if target is not f:
+        assert_compiled(f)                      # the enclosing function is fine
+    else:
+        assert i.run_count == 1
+
+
+class Pad:
+    """a + k gives a string of length k (so len(v299) works); a[k] gives ("item", k)."""
+
+    def __add__(self, k):
+        return "x" * k
+
+    def __getitem__(self, k):
+        return ("item", k)
+
+
+@pytest.mark.parametrize("src, opcode, calls", [
+    ("def f(a):\n    return len(a)\n", "LOAD_GLOBAL", [("abc",), ([1, 2],), (1,)]),
+    ("def f(a):\n    b = a + 1\n    return a[b]\n", "BINARY_SUBSCR",
+     [(1,), ([0, 1, 2],), (Pad(),)]),
+    ("def f(a):\n    b = a + 1\n    return a.real\n", "LOAD_ATTR",
+     [(1,), (2.5,), (3j,), ("x",), (Pad(),)]),
+    ("def f(a):\n" + MANY_LOCALS + "    return len(v299)\n", "LOAD_GLOBAL",
+     [(Pad(),), (1,)]),                                  # behind EXTENDED_ARGs
+], ids=["LOAD_GLOBAL", "BINARY_SUBSCR", "LOAD_ATTR", "LOAD_GLOBAL_behind_extended_args"])
+def test_formerly_unsupported_instructions_compile(src, opcode, calls):
+    # These were this test suite's examples of code that fails to compile;
+    # they compile now and must behave as on stock CPython.
+    outcomes = differential(src, calls, opcodes=(opcode,), namespace={"Pad": Pad})
+    assert {o[0] for o in outcomes} == {"return", "raise"}
 
 
 def test_functions_sharing_a_code_object_share_the_record(jit):
