@@ -609,3 +609,33 @@ def test_compiled_calls_compiled():
 
 def _callee(a, b=2, *rest, c=3, **kw):
     return a, b, rest, c, kw
+
+
+def test_for_over_list_mutated_while_iterating():
+    # the list-iterator fast path must see appends and clears made by the loop body
+    check("def f(L, app, clr):\n"
+          "    out = []\n"
+          "    for x in L:\n"
+          "        if x == 2:\n"
+          "            app(9)\n"
+          "        if x == 9:\n"
+          "            clr()\n"
+          "        out += [x]\n"
+          "    for x in L:\n"
+          "        out += ['never']\n"
+          "    return out, L\n", ["FOR_ITER"],
+          lambda: (lambda L: (L, L.append, L.clear))([1, 2, 3]),
+          lambda: (lambda L: (L, L.append, L.clear))([]),
+          lambda: (lambda L: (L, L.append, L.clear))([5, 2]))
+
+
+def test_every_opcode_is_covered():
+    import re
+    text = open(__file__).read()
+    wanted = """PUSH_NULL PRECALL CALL KW_NAMES CALL_FUNCTION_EX MAKE_FUNCTION BUILD_TUPLE BUILD_LIST BUILD_SET
+        BUILD_MAP BUILD_CONST_KEY_MAP BUILD_STRING BUILD_SLICE LIST_APPEND SET_ADD MAP_ADD LIST_EXTEND SET_UPDATE
+        DICT_MERGE DICT_UPDATE LIST_TO_TUPLE UNPACK_SEQUENCE UNPACK_EX BINARY_SUBSCR STORE_SUBSCR DELETE_SUBSCR
+        UNARY_POSITIVE UNARY_NEGATIVE UNARY_NOT UNARY_INVERT GET_ITER FOR_ITER IS_OP CONTAINS_OP COPY SWAP
+        FORMAT_VALUE GET_LEN MATCH_MAPPING MATCH_SEQUENCE MATCH_KEYS MATCH_CLASS""".split()
+    asserted = set(re.findall(r'"([A-Z_]+)"', text))
+    assert [op for op in wanted if op not in asserted] == []
