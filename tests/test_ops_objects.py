@@ -733,3 +733,20 @@ def test_match_in_try():
           "    except TypeError as e:\n"
           "        return 'TE ' + str(e)\n"
           "    return None\n", ["MATCH_CLASS"], (Point(1, 2), Point), ([1, 2, 3], Point), ([1], Point))
+
+
+class Keys:
+    a = "k"
+    b = "k"
+    c = "j"
+
+
+def test_match_keys_duplicate_value_patterns():
+    _needs_full_compiler()
+    check("def f(m, K):\n"
+          "    match m:\n"
+          "        case {K.a: 1, K.c: x}:\n"
+          "            return x\n"
+          "        case {K.a: 2, K.b: y}:\n"
+          "            return y\n"
+          "    return 'no'\n", ["MATCH_KEYS"], ({"k": 1, "j": 5}, Keys), ({"k": 2}, Keys), ({}, Keys))
