@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.pyjion-deps
 SOURCES := $(wildcard pyjion/*.pyx pyjion/*.h pyjion/*.cpp pyjion/codegen/*.cpp pyjion/codegen/*.h pyjion/codegen/*.def pyjion/codegen/*.c) setup.py pyproject.toml
 
-.PHONY: setup build demo test bench bench-check fuzz clean
+.PHONY: setup build demo test unit-test smoke bench bench-check fuzz regrtest clean
 
 setup: build
 
@@ -29,14 +29,30 @@ build: $(VENV)/.pyjion-built
 demo: setup
 	$(PY) demo/demo.py
 
+# Unit and differential tests, then the regression-suite smoke selection with
+# the JIT forced on every function (each module must pass).
 test: setup
 	$(PY) -m pytest tests -q
+	$(PY) tools/regrtest.py --smoke --jit-only -j 2 --timeout 600
+
+unit-test: setup
+	$(PY) -m pytest tests -q
+
+smoke: setup
+	$(PY) tools/regrtest.py --smoke --jit-only -j 2 --timeout 600
+
+# The whole CPython suite, stock vs JIT, per module (about an hour here).
+regrtest: setup
+	$(PY) tools/regrtest.py --all -j 2 --timeout 900 --markdown docs/regrtest-3.11.md
+
+fuzz: setup
+	$(PY) tests/fuzz_subset.py --n $${FUZZ_N:-5000} --seed $${FUZZ_SEED:-1}
 
 bench: setup
-	$(PY) -m pytest bench -q
+	env -u PYJION $(PY) -m pytest bench -q -p no:cacheprovider -p no:pyjion --benchmark-columns=median,min,max,rounds --benchmark-sort=name --benchmark-group-by=group
 
 bench-check: setup
-	$(PY) tools/bench_check.py
+	env -u PYJION $(PY) tools/bench_check.py --run --geomean-only
 
 clean:
 	rm -rf build/lib* build/temp* pyjion/*.so pyjion/_eval.c *.egg-info $(VENV)/.pyjion-built

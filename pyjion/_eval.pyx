@@ -51,6 +51,7 @@ cdef extern from "cpython311.h":
     int pyj_code_argcount(PyCodeObject *co) noexcept
     int pyj_frame_is_resume(PyjFrame *f) noexcept
     int pyj_frame_creates_generator(PyjFrame *f) noexcept
+    int pyj_recursion_will_fail(PyThreadState *ts) noexcept
     _PyFrameEvalFunction pyj_get_eval_func() noexcept
     void pyj_set_eval_func(_PyFrameEvalFunction fn) noexcept
 
@@ -213,6 +214,8 @@ cdef PyObject *pyjion_eval(PyThreadState *ts, PyjFrame *f, int throwflag) noexce
         return _PyEval_EvalFrameDefault(ts, f, throwflag)
     if pyj_cstack_exhausted():
         return NULL
+    if pyj_recursion_will_fail(ts):
+        return _PyEval_EvalFrameDefault(ts, f, throwflag)   # raises RecursionError
     rec.calls += 1
     if g_profile and not pyj_frame_creates_generator(f):
         return profiled_frame(ts, f, throwflag, rec, co)

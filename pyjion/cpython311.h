@@ -66,6 +66,15 @@ static inline int pyj_frame_creates_generator(PyjFrame *f)
            f->prev_instr < _PyCode_CODE(f->f_code);
 }
 
+/* The frame is about to be refused by the recursion limit (the same test as
+ * _Py_CheckRecursiveCall): it never runs, so it is neither counted nor
+ * profiled, as cProfile does not see it either. */
+static inline int pyj_recursion_will_fail(PyThreadState *ts)
+{
+    return ts->recursion_remaining <= 0 &&
+           ts->recursion_limit - ts->recursion_remaining >= ts->interp->ceval.recursion_limit;
+}
+
 static inline _PyFrameEvalFunction pyj_get_eval_func(void)
 {
     return _PyInterpreterState_GetEvalFrameFunc(PyInterpreterState_Get());

@@ -324,19 +324,22 @@ void Compiler::jump_if_error_negative(const x86::Gp &status, int depth)
     em_.as().js(error_exit(depth));
 }
 
-void Compiler::eval_breaker_check()
+void Compiler::eval_breaker_check() { eval_breaker_check(cur_->index, cur_->index); }
+
+// `unit`: the instruction prev_instr names (tracebacks); `lookup_unit`: where
+// ceval looks for a handler (after a backward jump: the target - 1).
+void Compiler::eval_breaker_check(int unit, int lookup_unit)
 {
     auto &a = em_.as();
     Label back = a.newLabel();
-    int unit = cur_->index;
     int depth = depth_;
-    Label pending = em_.cold([this, back, unit, depth](Emitter &e) {
+    Label pending = em_.cold([this, back, unit, lookup_unit, depth](Emitter &e) {
         auto &a = e.as();
         e.set_prev_instr(unit);
         a.mov(x86::rdi, Emitter::tstate);
         CALL(rt::pyj_rt_eval_breaker);
         a.test(x86::eax, x86::eax);
-        a.jnz(error_exit_at(unit, depth));
+        a.jnz(error_exit_at(unit, depth, Raise::Error, lookup_unit));
         a.jmp(back);
     });
     em_.load_address(x86::rax, pyj_eval_breaker_address());
@@ -362,7 +365,7 @@ void Compiler::jump_to(int target_unit) { jump_to(target_unit, *cur_); }
 void Compiler::jump_to(int target_unit, const Instr &jump)
 {
     if (opcode_jump_kind(jump.opcode) == REL_BACKWARD && jump.opcode != JUMP_BACKWARD_NO_INTERRUPT) {
-        eval_breaker_check();
+        eval_breaker_check(jump.index, target_unit - 1);
     }
     em_.as().jmp(label_for(target_unit));
 }

@@ -86,6 +86,7 @@ public:
     void jump_if_error_zero(const x86::Gp &result, int depth);   // result == NULL -> error
     void jump_if_error_negative(const x86::Gp &status, int depth);   // status < 0 -> error
     void eval_breaker_check();
+    void eval_breaker_check(int unit, int lookup_unit);
     void jump_to(int target_unit);     // to a bytecode target, checking the eval breaker on backward jumps
     void jump_to(int target_unit, const Instr &jump);   // same, for the jump instruction `jump`
     // The next instruction if nothing jumps to it, so a visitor may implement

@@ -14,8 +14,6 @@
 #include "opcodes.h"
 #include "runtime.h"
 
-#include <initializer_list>
-
 namespace pyjion {
 
 using namespace asmjit;
