@@ -73,9 +73,13 @@ def is_enabled():
     return _eval.installed()
 
 
-def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile=None, jit=None):
-    """Changes settings (None keeps one) and returns them all."""
-    _eval.set_config(threshold=threshold, pgc=pgc, debug=debug, profile=profile, jit=jit)
+def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile=None, jit=None,
+           max_instructions=None):
+    """Changes settings (None keeps one) and returns them all. max_instructions:
+    code objects with more bytecode instructions stay in the interpreter
+    (reason "code object too large"; 0 = no limit)."""
+    _eval.set_config(threshold=threshold, pgc=pgc, debug=debug, profile=profile, jit=jit,
+                     max_instructions=max_instructions)
     if level is not None:
         _compat_settings["level"] = int(level)
     if graph is not None:

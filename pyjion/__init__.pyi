@@ -51,9 +51,10 @@ def is_enabled() -> bool: ...
 
 def config(threshold: Optional[int] = None, level: Optional[int] = None, pgc: Optional[bool] = None,
            debug: Optional[bool] = None, graph: Optional[bool] = None, profile: Optional[bool] = None,
-           jit: Optional[bool] = None) -> Dict[str, Any]:
+           jit: Optional[bool] = None, max_instructions: Optional[int] = None) -> Dict[str, Any]:
     """Change settings (None = keep) and return all of them as a dict, incl. "unsupported":
-    the names of settings accepted for Pyjion compatibility that have no effect here."""
+    the names of settings accepted for Pyjion compatibility that have no effect here.
+    max_instructions: larger code objects stay interpreted (IncompatibleSize); 0 = no limit."""
 
 def info(f: Union[Callable, Any]) -> JitInfo:
     """f: a function, method, code object or anything with __code__. TypeError otherwise."""

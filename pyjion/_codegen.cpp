@@ -26,6 +26,7 @@ int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionC
         }
         pyjion::CompileOptions opts;
         opts.debug = options != nullptr && options->debug;
+        opts.max_instructions = options != nullptr ? options->max_instructions : 0;
         std::unique_ptr<CompiledCode> compiled = pyjion::compile_code(reinterpret_cast<PyCodeObject *>(code), opts);
         out->entry = reinterpret_cast<PyjionEntry>(compiled->entry());
         out->code_size = static_cast<Py_ssize_t>(compiled->size());
@@ -77,9 +78,9 @@ PYBIND11_MODULE(_codegen, m)
             return out;
         }, "[(native offset after the call, callee name)]");
 
-    m.def("compile", [](py::object code, bool debug) {
+    m.def("compile", [](py::object code, bool debug, int max_instructions) {
         if (!PyCode_Check(code.ptr())) throw py::type_error("compile() expects a code object");
-        PyjionCompileOptions options{debug ? 1 : 0};
+        PyjionCompileOptions options{debug ? 1 : 0, max_instructions};
         PyjionCompileResult out;
         if (capsule_compile(code.ptr(), &options, &out) < 0) throw py::error_already_set();
         if (out.owner == nullptr) {
@@ -87,7 +88,7 @@ PYBIND11_MODULE(_codegen, m)
             throw py::value_error(std::string("cannot compile: ") + std::string(reason));
         }
         return py::reinterpret_steal<py::object>(out.owner);
-    }, py::arg("code"), py::arg("debug") = false,
+    }, py::arg("code"), py::arg("debug") = false, py::arg("max_instructions") = 0,
        "Compiles a code object (without installing it); raises ValueError with the reason if it cannot.");
 
     m.attr("_C_API") = py::capsule(&api, "pyjion._codegen._C_API");

@@ -28,6 +28,7 @@ cdef extern from "codegen_api.h":
     ctypedef PyObject *(*PyjionEntry)(PyThreadState *ts, void *frame, int throwflag) noexcept
     ctypedef struct PyjionCompileOptions:
         int debug
+        int max_instructions
     ctypedef struct PyjionCompileResult:
         int result
         PyjionEntry entry
@@ -246,7 +247,10 @@ def _ensure_extra_index():
         g_extra_index = _PyEval_RequestCodeExtraIndex(pyj_record_free)
 
 
-def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None):
+g_options.max_instructions = 50000   # bigger (generated) code stays interpreted
+
+
+def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max_instructions=None):
     """Changes the hook's settings (None keeps one)."""
     global g_threshold, g_jit, g_pgc
     if threshold is not None:
@@ -261,6 +265,10 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None):
         g_pgc = bool(pgc)
     if debug is not None:
         g_options.debug = 1 if debug else 0
+    if max_instructions is not None:
+        if max_instructions < 0:
+            raise ValueError("max_instructions must be >= 0 (0: no limit)")
+        g_options.max_instructions = max_instructions
     if profile is not None:
         set_profiling(bool(profile))
 
@@ -275,7 +283,8 @@ cdef set_profiling(bint on):
 
 def get_config():
     return {"threshold": g_threshold, "jit": bool(g_jit), "profile": bool(g_profile),
-            "pgc": bool(g_pgc), "debug": bool(g_options.debug)}
+            "pgc": bool(g_pgc), "debug": bool(g_options.debug),
+            "max_instructions": g_options.max_instructions}
 
 
 def install():

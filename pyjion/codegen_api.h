@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 1
+#define PYJION_CODEGEN_API_VERSION 2
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -27,11 +27,13 @@ enum {
     PYJION_RESULT_COMPILER_ERROR = 10,
     PYJION_RESULT_JIT_FAILURE = 11,
     PYJION_RESULT_STACK_EFFECT_FAULT = 12,
+    PYJION_RESULT_TOO_LARGE = 101,
     PYJION_RESULT_UNSUPPORTED_OPCODE = 110,
 };
 
 typedef struct {
     int debug;               /* verify the modelled stack depth at every bytecode boundary */
+    int max_instructions;    /* larger code objects stay in the interpreter (0: no limit) */
 } PyjionCompileOptions;
 
 typedef struct {

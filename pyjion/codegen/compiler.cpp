@@ -34,6 +34,12 @@ Compiler::Compiler(PyCodeObject *code, CodeHolder &holder, const CompileOptions 
 
 void Compiler::compile()
 {
+    int count = static_cast<int>(bytecode_.instrs().size());
+    if (options_.max_instructions > 0 && count > options_.max_instructions) {
+        throw CompileError{PYJION_RESULT_TOO_LARGE, "code object too large: " + std::to_string(count) +
+                                                        " instructions (limit " +
+                                                        std::to_string(options_.max_instructions) + ")"};
+    }
     auto &a = em_.as();
     const auto &instrs = bytecode_.instrs();
     labels_.clear();

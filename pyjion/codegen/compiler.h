@@ -19,6 +19,7 @@ namespace pyjion {
 
 struct CompileOptions {
     bool debug = false;    // check the modelled stack at every bytecode boundary at run time
+    int max_instructions = 0;   // refuse larger code objects (0: no limit)
 };
 
 // What a compile produced, before it is placed in executable memory.

@@ -413,3 +413,130 @@ int pyj_rt_before_with(PyThreadState *ts, PyObject **sp)
 }
 
 }  // namespace pyjion::rt
+
+namespace pyjion::rt {
+
+namespace {
+
+bool is_group(PyObject *exc) { return PyObject_TypeCheck(exc, (PyTypeObject *)PyExc_BaseExceptionGroup); }
+
+// Adds id() of every leaf exception of `exc` to the set `ids`.
+int collect_leaf_ids(PyObject *exc, PyObject *ids)
+{
+    if (Py_IsNone(exc)) return 0;
+    if (!is_group(exc)) {
+        PyObject *id = PyLong_FromVoidPtr(exc);
+        if (id == nullptr) return -1;
+        int res = PySet_Add(ids, id);
+        Py_DECREF(id);
+        return res;
+    }
+    PyObject *excs = PyObject_GetAttrString(exc, "exceptions");
+    if (excs == nullptr) return -1;
+    int res = 0;
+    if (Py_EnterRecursiveCall(" in collect_exception_group_leaf_ids")) {
+        res = -1;
+    } else {
+        for (Py_ssize_t i = 0; res == 0 && i < PyTuple_GET_SIZE(excs); i++) {
+            res = collect_leaf_ids(PyTuple_GET_ITEM(excs, i), ids);
+        }
+        Py_LeaveRecursiveCall();
+    }
+    Py_DECREF(excs);
+    return res;
+}
+
+// split() only takes a Python function as predicate; this makes one that
+// keeps a leaf whose id() is in `ids` (groups never match as a whole, so the
+// projection keeps the original nesting).
+PyObject *make_leaf_predicate(PyObject *ids)
+{
+    static PyObject *factory = nullptr;
+    if (factory == nullptr) {
+        PyObject *globals = PyDict_New();
+        if (globals == nullptr) return nullptr;
+        if (PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins()) < 0) {
+            Py_DECREF(globals);
+            return nullptr;
+        }
+        factory = PyRun_String("lambda ids: lambda e: not isinstance(e, BaseExceptionGroup) and id(e) in ids",
+                               Py_eval_input, globals, globals);
+        Py_DECREF(globals);
+        if (factory == nullptr) return nullptr;
+    }
+    return PyObject_CallOneArg(factory, ids);
+}
+
+// The part of group `eg` made of the leaves found in the groups of `keep`.
+PyObject *group_projection(PyObject *eg, PyObject *keep)
+{
+    PyObject *ids = PySet_New(nullptr);
+    if (ids == nullptr) return nullptr;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(keep); i++) {
+        if (collect_leaf_ids(PyList_GET_ITEM(keep, i), ids) < 0) {
+            Py_DECREF(ids);
+            return nullptr;
+        }
+    }
+    PyObject *predicate = make_leaf_predicate(ids);
+    Py_DECREF(ids);
+    if (predicate == nullptr) return nullptr;
+    PyObject *pair = PyObject_CallMethod(eg, "split", "(O)", predicate);
+    Py_DECREF(predicate);
+    if (pair == nullptr) return nullptr;
+    PyObject *match = Py_NewRef(PyTuple_GET_ITEM(pair, 0));
+    Py_DECREF(pair);
+    return match;
+}
+
+bool same_metadata(PyObject *a, PyObject *b)
+{
+    auto *x = reinterpret_cast<PyBaseExceptionObject *>(a);
+    auto *y = reinterpret_cast<PyBaseExceptionObject *>(b);
+    return x->notes == y->notes && x->traceback == y->traceback && x->cause == y->cause && x->context == y->context;
+}
+
+}  // namespace
+
+// PREP_RERAISE_STAR: from the exception a try/except* caught (`orig`) and the
+// list of what its clauses raised or re-raised, the exception to raise at the
+// end: re-raised parts keep orig's nesting, newly raised ones become siblings
+// in a new group (a lone one is raised as it is); None if nothing is left.
+// Steals neither argument.
+PyObject *pyj_rt_prep_reraise_star(PyObject *orig, PyObject *excs)
+{
+    Py_ssize_t n = PyList_GET_SIZE(excs);
+    if (n == 0) return Py_NewRef(Py_None);
+    if (!is_group(orig)) return Py_NewRef(PyList_GET_ITEM(excs, 0));   // a wrapped naked exception
+    PyObject *raised = PyList_New(0);
+    PyObject *reraised = PyList_New(0);
+    PyObject *result = nullptr;
+    PyObject *reraised_eg = nullptr;
+    if (raised == nullptr || reraised == nullptr) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *e = PyList_GET_ITEM(excs, i);
+        if (Py_IsNone(e)) continue;
+        if (PyList_Append(same_metadata(e, orig) ? reraised : raised, e) < 0) goto done;
+    }
+    reraised_eg = group_projection(orig, reraised);
+    if (reraised_eg == nullptr) goto done;
+    if (PyList_GET_SIZE(raised) == 0) {
+        result = reraised_eg;
+        reraised_eg = nullptr;
+    } else {
+        if (!Py_IsNone(reraised_eg) && PyList_Append(raised, reraised_eg) < 0) goto done;
+        // Since 3.11.4 a single exception is raised as it is, not wrapped.
+        if (PyList_GET_SIZE(raised) > 1) {
+            result = PyObject_CallFunction(PyExc_BaseExceptionGroup, "(sO)", "", raised);
+        } else {
+            result = Py_NewRef(PyList_GET_ITEM(raised, 0));
+        }
+    }
+done:
+    Py_XDECREF(reraised_eg);
+    Py_XDECREF(raised);
+    Py_XDECREF(reraised);
+    return result;
+}
+
+}  // namespace pyjion::rt

@@ -106,9 +106,21 @@ void Compiler::visit_BEFORE_WITH(const Instr &)
     grow(1);
 }
 
-#define NOT_YET(name) \
-    void Compiler::visit_##name(const Instr &ins) { unsupported(ins); }
-NOT_YET(PREP_RERAISE_STAR)
-#undef NOT_YET
+// [orig, excs] -> [exception to raise, or None]
+void Compiler::visit_PREP_RERAISE_STAR(const Instr &)
+{
+    auto &a = as();
+    set_prev_instr();
+    a.mov(x86::rdi, top(1));
+    a.mov(x86::rsi, top(0));
+    PYJ_CALL(*this, rt::pyj_rt_prep_reraise_star);
+    a.mov(x86::r14, x86::rax);
+    pop_to(x86::rdi);
+    em().decref(x86::rdi);
+    pop_to(x86::rdi);
+    em().decref(x86::rdi);
+    jump_if_error_zero(x86::r14, depth());
+    push(x86::r14);
+}
 
 }  // namespace pyjion

@@ -34,7 +34,7 @@ void Compiler::visit_YIELD_VALUE(const Instr &ins)
 void Compiler::visit_SEND(const Instr &ins)
 {
     auto &a = as();
-    Label returned = a.newLabel(), next = a.newLabel();
+    Label next = a.newLabel();
     set_prev_instr();
     a.lea(x86::rdi, em().stack(depth()));
     PYJ_CALL(*this, rt::pyj_rt_send);
