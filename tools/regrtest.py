@@ -11,6 +11,7 @@ import collections
 import concurrent.futures
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,12 @@ def all_modules():
     return [line.strip() for line in out.stdout.splitlines() if line.strip().startswith("test_")]
 
 
+def default_sigint():
+    # Started from a background job (CI), children would inherit SIGINT
+    # ignored and the suite's Ctrl-C tests could not work; use the default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_one(module, jit, timeout):
     env = dict(os.environ)
     for name in ("PYJION", "PYJION_THRESHOLD", "PYJION_PROFILE", "PYJION_STATS_FILE"):
@@ -46,7 +53,8 @@ def run_one(module, jit, timeout):
     start = time.monotonic()
     try:
         proc = subprocess.run([sys.executable, "-m", "test", "--timeout", str(timeout), module],
-                              env=env, capture_output=True, text=True, timeout=timeout + 60)
+                              env=env, capture_output=True, text=True, timeout=timeout + 60,
+                              preexec_fn=default_sigint)
         code, output = proc.returncode, proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as exc:
         code, output = None, (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else ""
