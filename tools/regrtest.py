@@ -68,6 +68,7 @@ def run_one(module, jit, timeout):
     else:
         outcome = "crashed" if ("Fatal Python error" in output or "Segmentation fault" in output) else "failed"
     compiled = failed = 0
+    compile_s = 0.0
     if stats_path:
         with open(stats_path) as f:
             for line in f:
@@ -77,9 +78,10 @@ def run_one(module, jit, timeout):
                     continue
                 compiled += record["compiled"]
                 failed += record["failed"]
+                compile_s += record.get("compile_time_s", 0.0)
         os.unlink(stats_path)
     return {"module": module, "outcome": outcome, "seconds": round(elapsed, 1), "compiled": compiled,
-            "fell_back": failed, "tail": output[-3000:]}
+            "fell_back": failed, "compile_s": round(compile_s, 3), "tail": output[-3000:]}
 
 
 def main():
@@ -114,8 +116,10 @@ def main():
             differ.append(m)
     compiled = sum(results[m]["jit"]["compiled"] for m in modules)
     fell_back = sum(results[m]["jit"]["fell_back"] for m in modules)
+    compile_s = sum(results[m]["jit"].get("compile_s", 0.0) for m in modules)
     print("\n%d modules; %d differ from stock: %s" % (len(modules), len(differ), " ".join(differ) or "none"))
-    print("code objects compiled %d, fell back %d" % (compiled, fell_back))
+    print("code objects compiled %d, fell back %d; compile time %.1f s (%.0f us per code object)"
+          % (compiled, fell_back, compile_s, 1e6 * compile_s / max(compiled, 1)))
     for m in differ:
         print("\n==== %s (pyjion: %s) ====\n%s" % (m, results[m]["jit"]["outcome"], results[m]["jit"]["tail"]))
     if args.json:
