@@ -18,6 +18,7 @@ import linecache
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -342,6 +343,13 @@ def _compare(got, want, src, args):
 
 # ---- subprocesses -------------------------------------------------------------------
 
+def default_sigint():
+    """preexec_fn for children that test Ctrl-C: a shell starts background jobs
+    with SIGINT ignored, and Python then never installs its KeyboardInterrupt
+    handler; restore the default so the child behaves as in a terminal."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_python(code, env=None, timeout=120, args=(), cwd=None):
     """Runs a snippet in a fresh interpreter; returns the CompletedProcess."""
     full_env = dict(os.environ)
@@ -351,7 +359,8 @@ def run_python(code, env=None, timeout=120, args=(), cwd=None):
     if env:
         full_env.update(env)
     return subprocess.run([PYTHON, "-c", textwrap.dedent(code), *args], env=full_env,
-                          capture_output=True, text=True, timeout=timeout, cwd=cwd or REPO)
+                          capture_output=True, text=True, timeout=timeout, cwd=cwd or REPO,
+                          preexec_fn=default_sigint)
 
 
 def check_python(code, **kw):

@@ -24,9 +24,16 @@ def child_env():
     return env
 
 
+def default_sigint():
+    # A shell starts background jobs (CI) with SIGINT ignored, and Python then
+    # installs no KeyboardInterrupt handler; give children a terminal's default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def python(args, cwd, stdin=None):
     return subprocess.run([sys.executable] + list(args), cwd=str(cwd), env=child_env(),
-                          capture_output=True, text=True, timeout=120, input=stdin)
+                          capture_output=True, text=True, timeout=120, input=stdin,
+                          preexec_fn=default_sigint)
 
 
 def pyjion(args, cwd, options=()):

@@ -11,6 +11,7 @@ import collections
 import concurrent.futures
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,12 @@ def all_modules():
     return [line.strip() for line in out.stdout.splitlines() if line.strip().startswith("test_")]
 
 
+def default_sigint():
+    # Started from a background job (CI), children would inherit SIGINT
+    # ignored and the suite's Ctrl-C tests could not work; use the default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run_one(module, jit, timeout):
     env = dict(os.environ)
     for name in ("PYJION", "PYJION_THRESHOLD", "PYJION_PROFILE", "PYJION_STATS_FILE"):
@@ -46,7 +53,8 @@ def run_one(module, jit, timeout):
     start = time.monotonic()
     try:
         proc = subprocess.run([sys.executable, "-m", "test", "--timeout", str(timeout), module],
-                              env=env, capture_output=True, text=True, timeout=timeout + 60)
+                              env=env, capture_output=True, text=True, timeout=timeout + 60,
+                              preexec_fn=default_sigint)
         code, output = proc.returncode, proc.stdout + proc.stderr
     except subprocess.TimeoutExpired as exc:
         code, output = None, (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else ""
@@ -60,6 +68,7 @@ def run_one(module, jit, timeout):
     else:
         outcome = "crashed" if ("Fatal Python error" in output or "Segmentation fault" in output) else "failed"
     compiled = failed = 0
+    compile_s = 0.0
     if stats_path:
         with open(stats_path) as f:
             for line in f:
@@ -69,9 +78,10 @@ def run_one(module, jit, timeout):
                     continue
                 compiled += record["compiled"]
                 failed += record["failed"]
+                compile_s += record.get("compile_time_s", 0.0)
         os.unlink(stats_path)
     return {"module": module, "outcome": outcome, "seconds": round(elapsed, 1), "compiled": compiled,
-            "fell_back": failed, "tail": output[-3000:]}
+            "fell_back": failed, "compile_s": round(compile_s, 3), "tail": output[-3000:]}
 
 
 def main():
@@ -106,8 +116,10 @@ def main():
             differ.append(m)
     compiled = sum(results[m]["jit"]["compiled"] for m in modules)
     fell_back = sum(results[m]["jit"]["fell_back"] for m in modules)
+    compile_s = sum(results[m]["jit"].get("compile_s", 0.0) for m in modules)
     print("\n%d modules; %d differ from stock: %s" % (len(modules), len(differ), " ".join(differ) or "none"))
-    print("code objects compiled %d, fell back %d" % (compiled, fell_back))
+    print("code objects compiled %d, fell back %d; compile time %.1f s (%.0f us per code object)"
+          % (compiled, fell_back, compile_s, 1e6 * compile_s / max(compiled, 1)))
     for m in differ:
         print("\n==== %s (pyjion: %s) ====\n%s" % (m, results[m]["jit"]["outcome"], results[m]["jit"]["tail"]))
     if args.json:
