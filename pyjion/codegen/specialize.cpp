@@ -138,6 +138,7 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
     };
     Label done = a.newLabel();
     if (ints || floats) {
+        a.jmp(generic);   // neither fast path applied
         // Fast results: ints and floats run no Python code, so no tracer can
         // have been switched on.
         a.bind(have_result);
