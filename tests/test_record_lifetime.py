@@ -7,7 +7,8 @@ import types
 import weakref
 
 import pyjion
-from jitcheck import assert_compiled, assert_failed, check_python, jit_on, make_function, register_source
+from jitcheck import (assert_compiled, assert_too_large, check_python, jit_on, make_function,
+                      register_source)
 
 
 def test_churning_code_objects_keeps_memory_flat():
@@ -25,7 +26,10 @@ def test_churning_code_objects_keeps_memory_flat():
 
         OK = ("def f(a, b):\\n    c = a + b * %d\\n    while c > 100:\\n        c //= 3\\n"
               "    if c > 3:\\n        return c - 1\\n    return c\\n")
-        FAIL = "def g(a):\\n    return len(a) + %d\\n"
+        # every opcode compiles: the size limit (30 instructions here) is what
+        # leaves code to the interpreter; g has 42 (f has 29)
+        FAIL = ("def g(a):\\n    try:\\n        r = len(a) + %d\\n"
+                "    except* TypeError:\\n        r = -1\\n    return r\\n")
 
         def churn(start, n):
             for k in range(start, start + n):
@@ -34,10 +38,12 @@ def test_churning_code_objects_keeps_memory_flat():
                 ns["f"](k, 2)
                 assert pyjion.info(ns["f"]).compiled
                 exec(compile(FAIL % k, "<fail>", "exec"), ns)
-                ns["g"]("ab")
+                assert ns["g"]("ab") == 2 + k
                 assert pyjion.info(ns["g"]).failed
+                assert pyjion.info(ns["g"]).reason == "code object too large: 42 instructions (limit 30)"
                 del ns
 
+        pyjion.config(max_instructions=30)
         pyjion.enable(threshold=0)
         churn(0, 3000)
         gc.collect()
@@ -64,6 +70,78 @@ def test_churning_code_objects_keeps_memory_flat():
     # 10,000 leaked records + machine code would be well over 10 MB
     assert int(vals["rss"]) < 3 * 2**20, out
     # a leaked record (+ its reason string) is > 100 bytes: 4,000 would be > 400 kB
+    assert int(vals["traced"]) < 100 * 2**10, out
+
+
+def test_churning_functions_using_the_whole_instruction_set_keeps_memory_flat():
+    # As above, with compiled functions that exercise much more of the code
+    # generator: globals (inline caches), attributes, methods, subscripts,
+    # try/except, with, a generator expression, a class body.
+    out = check_python('''
+        import gc, os, tracemalloc
+        import pyjion
+
+        def rss():
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+        RICH = """
+        import math
+        class K:
+            def m(self, v):
+                return v + %d
+        def f(a, b):
+            t = 0
+            for x in range(a):
+                try:
+                    t += math.floor(x / b) + len(str(x))
+                except ZeroDivisionError:
+                    t -= 1
+            d = {"k": t, "l": [a, b]}
+            s = d["l"][0] + K().m(a)
+            with open(os.devnull) as fh:
+                pass
+            return sum(y * 2 for y in range(3)) + s + d["k"]
+        """
+
+        def churn(start, n):
+            for k in range(start, start + n):
+                ns = {"os": os}
+                exec(compile(RICH % k, "<rich>", "exec"), ns)
+                assert ns["f"](5, 2) == 25 + k
+                assert ns["f"](5, 0) == 11 + k
+                assert pyjion.info(ns["f"]).compiled
+                assert pyjion.info(ns["K"].m).compiled
+                del ns
+
+        pyjion.enable(threshold=0)
+        churn(0, 1500)
+        gc.collect()
+        r0 = rss()
+        s0 = pyjion.stats()["jit"]
+        churn(1500, 4000)
+        gc.collect()
+        r1 = rss()
+        s1 = pyjion.stats()["jit"]
+        tracemalloc.start()
+        churn(5500, 300)
+        gc.collect()
+        t0 = tracemalloc.get_traced_memory()[0]
+        churn(5800, 1000)
+        gc.collect()
+        t1 = tracemalloc.get_traced_memory()[0]
+        pyjion.disable()
+        print("compiled", s1["compiled"] - s0["compiled"])
+        print("failed", s1["failed"] - s0["failed"])
+        print("rss", r1 - r0)
+        print("traced", t1 - t0)
+    ''', timeout=180)
+    vals = dict(line.split() for line in out.splitlines())
+    # f, K.m, the generator expression and the class body, per iteration
+    assert int(vals["compiled"]) >= 4 * 4000, out
+    assert int(vals["failed"]) == 0, out
+    # 4,000 leaked records + machine code would be several MB
+    assert int(vals["rss"]) < 3 * 2**20, out
     assert int(vals["traced"]) < 100 * 2**10, out
 
 
@@ -95,10 +173,11 @@ def test_record_does_not_keep_constants_or_code_alive():
     assert owner.size > 0 and len(owner.code) == owner.size
 
 
-def test_failed_record_does_not_keep_code_alive():
+def test_failed_record_does_not_keep_code_alive(size_limit):
     sentinel = ["sentinel"]
     base = sys.getrefcount(sentinel)
-    src = "def g(a):\n    x = 12345\n    return len(a)\n"
+    src = ("def g(a):\n    x = 12345\n    try:\n        r = len(a)\n"
+           "    except* TypeError:\n        r = -1\n    return r\n")
     g = make_function(src, register_source(src, "life"))
     consts = tuple(sentinel if c == 12345 else c for c in g.__code__.co_consts)
     g = types.FunctionType(g.__code__.replace(co_consts=consts), {"len": len})
@@ -106,7 +185,8 @@ def test_failed_record_does_not_keep_code_alive():
     code_ref = weakref.ref(g.__code__)
     with jit_on():
         assert g("abc") == 3
-    assert_failed(g, "LOAD_GLOBAL")
+        assert g(3) == -1
+    assert_too_large(g, size_limit)
     del g
     gc.collect()
     assert code_ref() is None

@@ -4,8 +4,11 @@ hook every Python call nests C frames)."""
 import sys
 import textwrap
 
+import pytest
+
 import pyjion
-from jitcheck import assert_compiled, assert_failed, check_python, jit_off, jit_on, make_function, register_source
+from jitcheck import (assert_compiled, assert_too_large, check_python, jit_off, jit_on, make_function,
+                      register_source)
 
 DEPTH = """
 import sys
@@ -158,7 +161,8 @@ print(add(Recurse(100), 1))
     assert lines[3] == "101"
 
 
-def test_recursive_function_fails_to_compile_but_runs(jit):
+def test_recursive_function_compiles_and_runs(jit):
+    # a recursive function calling itself through a global (LOAD_GLOBAL)
     src = textwrap.dedent("""
     def fact(n):
         if n <= 1:
@@ -167,5 +171,42 @@ def test_recursive_function_fails_to_compile_but_runs(jit):
     """)
     fact = make_function(src, register_source(src, "rec"))
     assert fact(30) == 265252859812191058636308480000000
-    assert_failed(fact, "LOAD_GLOBAL")
+    assert_compiled(fact)
     assert pyjion.info(fact).run_count == 30
+    with pytest.raises(RecursionError):
+        fact(10 ** 6)
+    assert fact(5) == 120
+    assert_compiled(fact)
+
+
+EXCEPT_STAR_FACT = textwrap.dedent("""
+def fact(n):
+    try:
+        r = 1 if n <= 1 else n * fact(n - 1)
+    except* ZeroDivisionError:
+        r = 0
+    return r
+""")
+
+
+def test_recursive_function_fails_to_compile_but_runs(jit, size_limit):
+    # over the size limit: every level runs interpreted
+    fact = make_function(EXCEPT_STAR_FACT, register_source(EXCEPT_STAR_FACT, "rec"))
+    assert fact(30) == 265252859812191058636308480000000
+    assert_too_large(fact, size_limit)
+    assert pyjion.info(fact).run_count == 30
+    with pytest.raises(RecursionError):         # not matched by except*: propagates
+        fact(10 ** 6)
+    assert fact(5) == 120
+    assert_too_large(fact, size_limit)
+
+
+def test_recursive_except_star_function_compiles(jit):
+    fact = make_function(EXCEPT_STAR_FACT, register_source(EXCEPT_STAR_FACT, "rec"))
+    assert fact(30) == 265252859812191058636308480000000
+    assert_compiled(fact)
+    assert pyjion.info(fact).run_count == 30
+    with pytest.raises(RecursionError):
+        fact(10 ** 6)
+    assert fact(5) == 120
+    assert_compiled(fact)
