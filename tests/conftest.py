@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import pyjion  # noqa: E402
 from jitcheck import *  # noqa: E402,F401,F403
-from jitcheck import _restore, _snapshot, jit_off  # noqa: E402
+from jitcheck import SIZE_LIMIT, _restore, _snapshot, jit_off, max_instructions  # noqa: E402
 
 
 @pytest.fixture
@@ -32,3 +32,12 @@ def nojit():
     """The hook removed for one test (stock CPython)."""
     with jit_off():
         yield
+
+
+@pytest.fixture
+def size_limit():
+    """config(max_instructions=SIZE_LIMIT) for one test (every opcode compiles:
+    the size limit is what leaves a code object to the interpreter); the
+    previous limit is restored afterwards. Yields the limit."""
+    with max_instructions(SIZE_LIMIT) as limit:
+        yield limit

@@ -2,6 +2,9 @@
 
 - `jit_on()` / `jit_off()`: the hook installed (threshold 0) / removed inside a block.
 - `assert_compiled(f)`: f has machine code and runs it.
+- `max_instructions(n)` / `assert_too_large(f, n)` / `instruction_count(f)`: the
+  size limit, the only thing that leaves code to the interpreter now (the
+  `size_limit` fixture sets SIZE_LIMIT for one test).
 - `differential(src, calls)`: two fresh function objects made from `src` by two
   separate compile() calls; one runs under the JIT, the other on stock CPython
   (hook removed); results, exceptions, tracebacks (line and column of every
@@ -42,7 +45,8 @@ def _restore(snapshot):
     was_enabled, cfg = snapshot
     pyjion.disable()
     pyjion.config(threshold=cfg["threshold"], pgc=cfg["pgc"], debug=cfg["debug"],
-                  level=cfg["level"], graph=cfg["graph"])
+                  level=cfg["level"], graph=cfg["graph"],
+                  max_instructions=cfg["max_instructions"])
     if was_enabled:
         pyjion.enable(threshold=cfg["threshold"], profile=cfg["profile"], jit=cfg["jit"])
     else:
@@ -88,6 +92,45 @@ def assert_failed(f, opcode=None):
     assert i.failed and not i.compiled
     if opcode is not None:
         assert i.reason is not None and opcode in i.reason, i.reason
+    return i
+
+
+# ---- the size limit: what leaves code to the interpreter ----------------------------
+#
+# Every CPython 3.11 opcode compiles; code objects with more than
+# config()["max_instructions"] instructions (0 = no limit) stay interpreted.
+
+SIZE_LIMIT = 10     # the `size_limit` fixture's limit: small functions fit, loops do not
+
+
+def instruction_count(f):
+    """The instructions pyjion counts against max_instructions: EXTENDED_ARG
+    prefixes folded into the instruction they extend, CACHE entries excluded."""
+    return sum(1 for ins in dis.get_instructions(f) if ins.opname not in ("CACHE", "EXTENDED_ARG"))
+
+
+def too_large_reason(f, limit):
+    """info(f).reason for a code object refused by the size limit."""
+    return "code object too large: %d instructions (limit %d)" % (instruction_count(f), limit)
+
+
+@contextlib.contextmanager
+def max_instructions(limit):
+    """config(max_instructions=limit) inside the block; the previous limit after."""
+    old = pyjion.config()["max_instructions"]
+    pyjion.config(max_instructions=limit)
+    try:
+        yield limit
+    finally:
+        pyjion.config(max_instructions=old)
+
+
+def assert_too_large(f, limit):
+    """f was refused by the size limit `limit` (and has no machine code)."""
+    i = assert_failed(f)
+    assert i.compile_result == pyjion.CompilationResult.IncompatibleSize, i
+    assert i.reason == too_large_reason(f, limit), i.reason
+    assert i.code_size == 0 and i.tier == 0
     return i
 
 

@@ -9,8 +9,9 @@ import pytest
 
 import pyjion
 import jitcheck
-from jitcheck import (assert_compiled, assert_failed, check_python, differential, jit_off, jit_on,
-                      make_function, opnames, register_source)
+from jitcheck import (assert_compiled, assert_too_large, check_python, differential,
+                      instruction_count, jit_off, jit_on, make_function, max_instructions, opnames,
+                      register_source, too_large_reason)
 
 
 def fresh(src, name=None):
@@ -24,22 +25,22 @@ def add(a, b):
     return c
 """
 
-# The one CPython 3.11 instruction the compiler still refuses is
-# PREP_RERAISE_STAR, which every `except*` block has: such functions fail to
-# compile (and run on CPython's interpreter).
-EXCEPT_STAR = """
+# Every CPython 3.11 instruction compiles; code objects with more than
+# config()["max_instructions"] instructions stay in CPython's interpreter. Under
+# the `size_limit` fixture (SIZE_LIMIT = 10 instructions) ADD (7) compiles and
+# TOO_BIG (14) fails to.
+TOO_BIG = """
 def g(x):
-    try:
-        r = len(x)
-    except* TypeError:
-        r = -1
-    return r
+    n = 0
+    for _ in x:
+        n += 1
+    return n
 """
 
 
-def prep_reraise_star_offset(f):
-    """The offset of f's first PREP_RERAISE_STAR."""
-    return next(ins.offset for ins in dis.get_instructions(f) if ins.opname == "PREP_RERAISE_STAR")
+def test_size_limit_examples(size_limit):
+    assert instruction_count(fresh(ADD)) == 7 <= size_limit
+    assert instruction_count(fresh(TOO_BIG)) == 14 > size_limit
 
 
 # ---- enable / disable / is_enabled ------------------------------------------------
@@ -102,11 +103,12 @@ def test_enable_with_jit_false_counts_but_never_compiles(nojit):
 
 def test_config_returns_all_settings(nojit):
     cfg = pyjion.config()
-    for key in ("threshold", "jit", "profile", "pgc", "debug", "level", "graph", "enabled",
-                "unsupported"):
+    for key in ("threshold", "jit", "profile", "pgc", "debug", "max_instructions", "level",
+                "graph", "enabled", "unsupported"):
         assert key in cfg, key
     assert sorted(cfg["unsupported"]) == ["graph", "level"]
     assert cfg["enabled"] is False
+    assert cfg["max_instructions"] == 50000      # the default (every test restores it)
 
 
 def test_config_accepts_compat_settings(nojit):
@@ -190,13 +192,12 @@ def test_info_compiled(jit):
     assert i.tracing is False and i.profiling is False
 
 
-def test_info_failed_mentions_opcode(jit):
-    g = fresh(EXCEPT_STAR)
+def test_info_failed_gives_the_reason(jit, size_limit):
+    g = fresh(TOO_BIG)
     assert g("abc") == 3
-    i = assert_failed(g, "PREP_RERAISE_STAR")
-    assert i.compile_result == pyjion.CompilationResult.IncompatibleOpcode_Unknown
-    assert i.reason == "unsupported opcode PREP_RERAISE_STAR at offset %d" % (
-        prep_reraise_star_offset(g))
+    i = assert_too_large(g, size_limit)
+    assert i.compile_result == pyjion.CompilationResult.IncompatibleSize
+    assert i.reason == "code object too large: 14 instructions (limit 10)"
     assert i.code_size == 0 and i.tier == 0
     assert g("abcd") == 4                       # still works, interpreted
     assert pyjion.info(g).run_count == 2
@@ -222,10 +223,10 @@ def test_info_exception_table_compiles(jit):
     assert i.compile_result == pyjion.CompilationResult.Success and i.reason is None
 
 
-def test_except_star_fails_to_compile_and_runs_interpreted(jit):
-    # `except*` (PREP_RERAISE_STAR) is still refused; the function must run on
-    # CPython's interpreter exactly as it does without the hook: results,
-    # exceptions, tracebacks and argument reference counts.
+def test_too_large_function_runs_interpreted(jit, size_limit):
+    # A function over the size limit must run on CPython's interpreter exactly
+    # as it does without the hook: results, exceptions, tracebacks and
+    # argument reference counts; refused once, never retried.
     src = textwrap.dedent("""
     def f(a):
         try:
@@ -257,10 +258,9 @@ def test_except_star_fails_to_compile_and_runs_interpreted(jit):
             want = jitcheck.run_once(f_ref, mk(), filename)
         jitcheck._compare(got, want, src, mk())
         kinds.add(want[0][0])
-        i = assert_failed(f_jit, "PREP_RERAISE_STAR")
-        assert i.compile_result == pyjion.CompilationResult.IncompatibleOpcode_Unknown
-        assert i.reason == "unsupported opcode PREP_RERAISE_STAR at offset %d" % (
-            prep_reraise_star_offset(f_jit))
+        i = assert_too_large(f_jit, size_limit)
+        assert i.compile_result == pyjion.CompilationResult.IncompatibleSize
+        assert i.reason == too_large_reason(f_jit, size_limit)
         assert i.code_size == 0 and i.tier == 0
         assert i.run_count == n + 1                 # refused once, never retried
     assert kinds == {"return", "raise"}
@@ -273,6 +273,10 @@ def test_except_star_fails_to_compile_and_runs_interpreted(jit):
     with pytest.raises(ValueError):
         pyjion.native(f_jit)
     assert pyjion.info(f_ref).run_count == 0
+    # raising the limit later does not retry a refused code object
+    with max_instructions(0), jit_on():
+        assert f_jit(5) == 2.0
+    assert_too_large(f_jit, size_limit)
 
 
 def test_info_accepts_method_code_lambda_and_duck(jit):
@@ -312,16 +316,16 @@ def test_info_rejects_non_code_dunder_code():
         pyjion.info(Bad())
 
 
-def test_run_count_counts_calls(jit):
+def test_run_count_counts_calls(jit, size_limit):
     f = fresh(ADD)
-    g = fresh(EXCEPT_STAR)
+    g = fresh(TOO_BIG)
     for k in range(7):
         f(k, k)
         g("x")
     assert pyjion.info(f).run_count == 7
     assert pyjion.info(g).run_count == 7
     assert_compiled(f)
-    assert_failed(g, "PREP_RERAISE_STAR")          # failed functions are counted too
+    assert_too_large(g, size_limit)                # failed functions are counted too
 
 
 def test_threshold_delays_compilation_and_profiles_types(nojit):
@@ -376,13 +380,13 @@ def test_native_returns_the_machine_code(jit):
     assert pyjion.native(f.__code__) == (code, size, address)
 
 
-def test_native_of_uncompiled_functions_raises(jit):
+def test_native_of_uncompiled_functions_raises(jit, size_limit):
     f = fresh(ADD)
     with pytest.raises(ValueError):
         pyjion.native(f)                          # never called
-    g = fresh(EXCEPT_STAR)
+    g = fresh(TOO_BIG)
     g("ab")
-    assert_failed(g, "PREP_RERAISE_STAR")
+    assert_too_large(g, size_limit)
     with pytest.raises(ValueError):
         pyjion.native(g)                          # failed to compile
     with pytest.raises(ValueError):
@@ -424,31 +428,38 @@ def test_dis_native_of_uncompiled_raises(jit):
 
 # ---- stats / reset_stats -----------------------------------------------------------------
 
-def test_stats_counts_compiled_and_failed(jit):
+def test_stats_counts_compiled_and_failed(jit, size_limit):
     f1, f2 = fresh(ADD), fresh(ADD)
-    g1, g2 = fresh(EXCEPT_STAR), fresh(EXCEPT_STAR)
+    g1, g2 = fresh(TOO_BIG), fresh(TOO_BIG)
+    h = fresh("def h(x):\n    n = 1\n    for _ in x:\n        n = 2\n    return n\n")
     # Every new frame the hook sees counts, pyjion's own Python functions too:
     # let the hook meet stats() and reset_stats() before counting starts.
     pyjion.stats()
     pyjion.reset_stats()
     pyjion.reset_stats()
     f1(1, 2), f2(1, 2), f1(3, 4)
-    g1("a"), g2("b")
+    g1("a"), g2("b"), h("c")
     s = pyjion.stats()
     assert set(s) == {"functions", "jit"}
     j = s["jit"]
     assert j["compiled"] == 2
-    assert j["failed"] == 2
-    assert j["failed_reasons"] == {"unsupported opcode PREP_RERAISE_STAR": 2}
+    assert j["failed"] == 3
+    # the key is the reason up to " at offset": for the size limit, the whole
+    # reason, so code objects of different sizes are counted apart
+    assert instruction_count(h) == 12
+    assert j["failed_reasons"] == {"code object too large: 14 instructions (limit 10)": 2,
+                                   "code object too large: 12 instructions (limit 10)": 1}
+    assert j["failed_reasons"] == {too_large_reason(g1, size_limit): 2,
+                                   too_large_reason(h, size_limit): 1}
     assert j["code_bytes"] == pyjion.info(f1).code_size + pyjion.info(f2).code_size
     assert j["compile_time_s"] > 0
     assert s["functions"] == {}                   # not profiling
 
 
-def test_reset_stats_forgets_counters_not_code(jit):
+def test_reset_stats_forgets_counters_not_code(jit, size_limit):
     f = fresh(ADD)
     f(1, 2)
-    fresh(EXCEPT_STAR)("x")
+    fresh(TOO_BIG)("x")
     assert pyjion.stats()["jit"]["compiled"] >= 1
     assert pyjion.stats()["jit"]["failed"] >= 1
     pyjion.reset_stats()
@@ -679,35 +690,122 @@ EXCEPT_STAR_BLOCK = ("    try:\n        r = len(a)\n    except* TypeError:\n    
                      "    except* (KeyError, ValueError):\n        r = -2\n")
 
 
-@pytest.mark.parametrize("src", [
+EXCEPT_STAR_SOURCES = [
     "def f(a):\n" + EXCEPT_STAR_BLOCK + "    return r\n",
-    # two except* statements: the first PREP_RERAISE_STAR is named
+    # two except* statements
     "def f(a):\n" + EXCEPT_STAR_BLOCK + EXCEPT_STAR_BLOCK.replace("r =", "s =")
     + "    return r, s\n",
-    # behind many EXTENDED_ARGs (offsets count them)
+    # behind many EXTENDED_ARGs
     "def f(a):\n" + MANY_LOCALS + EXCEPT_STAR_BLOCK.replace("len(a)", "len(v299)")
     + "    return r\n",
     # in a nested function
     "def f(a):\n    def inner(a):\n"
     + textwrap.indent(EXCEPT_STAR_BLOCK + "    return r\n", "    ")
     + "    return inner(a)\n",
-], ids=["except_star", "first_of_two", "behind_extended_args", "nested_function"])
-def test_failure_reason_names_the_first_unsupported_instruction(jit, src):
-    f = make_function(src, register_source(src, "api"))
-    target = f
-    if "inner" in src:
-        target = next(c for c in f.__code__.co_consts if hasattr(c, "co_code"))
-    with jit_off():
-        want = f(1)
-    assert f(1) == want
-    stars = [ins for ins in dis.get_instructions(target) if ins.opname == "PREP_RERAISE_STAR"]
-    assert stars and ("EXTENDED_ARG" in opnames(target)) == ("v299" in src)
-    i = assert_failed(target)
-    assert i.reason == "unsupported opcode PREP_RERAISE_STAR at offset %d" % stars[0].offset
-    if target is not f:
-        assert_compiled(f)                      # the enclosing function is fine
-    else:
-        assert i.run_count == 1
+]
+EXCEPT_STAR_IDS = ["except_star", "two_statements", "behind_extended_args", "nested_function"]
+
+
+class LenRaises:
+    """len() raises what `make()` builds; `+` gives the object itself (so v299 = a + 299 works)."""
+
+    def __init__(self, make):
+        self.make = make
+
+    def __add__(self, k):
+        return self
+
+    def __len__(self):
+        raise self.make()
+
+
+EXCEPT_STAR_CALLS = [
+    lambda: ("abc",),                                                   # no exception
+    lambda: (1,),                                                       # TypeError: first clause
+    lambda: (LenRaises(lambda: KeyError("k")),),                        # second clause (a tuple)
+    lambda: (LenRaises(lambda: ExceptionGroup("both", [ValueError(1), TypeError(2)])),),
+    lambda: (LenRaises(lambda: OSError("unmatched")),),                 # propagates unwrapped
+    lambda: (LenRaises(lambda: ExceptionGroup("part", [OSError(1), KeyError(2)])),),
+    lambda: (LenRaises(lambda: ExceptionGroup("nest", [
+        ExceptionGroup("in", [OSError(1), TypeError(2)]), KeyError(3), ZeroDivisionError(4)])),),
+]
+
+
+@pytest.mark.parametrize("src", EXCEPT_STAR_SOURCES, ids=EXCEPT_STAR_IDS)
+def test_except_star_compiles_and_matches_the_interpreter(src):
+    # except* (PREP_RERAISE_STAR) used to be this suite's example of code that
+    # fails to compile; it compiles now and behaves as on stock CPython:
+    # results, exceptions and ExceptionGroup tracebacks.
+    nested = "inner" in src
+    outcomes = differential(src, EXCEPT_STAR_CALLS, opcodes=() if nested else ("PREP_RERAISE_STAR",),
+                            namespace={"LenRaises": LenRaises})
+    assert {o[0] for o in outcomes} == {"return", "raise"}
+    if nested:                                  # the inner function compiles too
+        f = make_function(src, register_source(src, "api"))
+        inner = next(c for c in f.__code__.co_consts if hasattr(c, "co_code"))
+        assert "PREP_RERAISE_STAR" in [ins.opname for ins in dis.get_instructions(inner)]
+        with jit_on():
+            assert f("ab") == 2 and f(1) == -1
+        assert_compiled(f)
+        assert_compiled(inner)
+
+
+@pytest.mark.parametrize("src", EXCEPT_STAR_SOURCES, ids=EXCEPT_STAR_IDS)
+def test_size_limit_boundary(jit, src):
+    # One instruction over the limit stays interpreted (with the count in the
+    # reason), exactly at the limit compiles; 0 means no limit. pyjion counts
+    # instructions with EXTENDED_ARG folded in and without CACHE entries.
+    def target_of(f):
+        if "inner" in src:
+            return next(c for c in f.__code__.co_consts if hasattr(c, "co_code"))
+        return f
+
+    before = pyjion.config()["max_instructions"]
+    probe = make_function(src, register_source(src, "api"))
+    count = instruction_count(target_of(probe))
+    listed = list(dis.get_instructions(target_of(probe)))
+    assert ("EXTENDED_ARG" in opnames(target_of(probe))) == ("v299" in src)
+    if "v299" in src:
+        assert count < len(listed)                  # the prefixes are not counted
+    for limit, fits in ((count - 1, False), (count, True), (0, True)):
+        f = make_function(src, register_source(src, "api"))
+        target = target_of(f)
+        two = "s =" in src
+        with max_instructions(limit):
+            assert f(1) == ((-1, -1) if two else -1)
+            assert f(LenRaises(KeyError)) == ((-2, -2) if two else -2)
+        if fits:
+            assert_compiled(target)
+        else:
+            i = assert_too_large(target, limit)
+            assert i.reason == "code object too large: %d instructions (limit %d)" % (count, limit)
+            assert i.compile_result == pyjion.CompilationResult.IncompatibleSize
+            assert i.run_count == 2
+            if target is not f:
+                assert_compiled(f)                  # the enclosing function is fine
+    assert pyjion.config()["max_instructions"] == before
+
+
+def test_max_instructions_setting(nojit):
+    before = pyjion.config()["max_instructions"]
+    with pytest.raises(ValueError):
+        pyjion.config(max_instructions=-1)
+    assert pyjion.config()["max_instructions"] == before      # unchanged
+    with max_instructions(7):
+        assert pyjion.config()["max_instructions"] == 7
+        assert pyjion.config(threshold=0)["max_instructions"] == 7   # kept by other changes
+        assert pyjion.config(max_instructions=None)["max_instructions"] == 7
+        pyjion.enable(threshold=0)
+        try:
+            assert pyjion.config()["max_instructions"] == 7          # kept by enable()
+            f, g = fresh(ADD), fresh(TOO_BIG)
+            assert f(1, 2) == 3 and g([1, 2]) == 2
+        finally:
+            pyjion.disable()
+        assert pyjion.config()["max_instructions"] == 7
+        assert_compiled(f)
+        assert_too_large(g, 7)
+    assert pyjion.config()["max_instructions"] == before
 
 
 class Pad:

@@ -85,3 +85,19 @@ def test_fused_compare_with_raising_bool(jit):
     assert pyjion.info(f).compiled
     f_entries = [e for e in info.traceback if e.name == "f"]
     assert [e.lineno + 1 for e in f_entries] == [2]   # the `if a < b:` line
+
+
+@pytest.mark.parametrize("op", BINARY)
+def test_non_numbers_take_the_generic_path(jit, op):
+    # str/tuple operands fail the int guard (and have no float path for some
+    # operators): the result must come from the generic call, never from a
+    # half-finished fast path.
+    values = ["%s-", (2,), 3, 2.5, -1]
+    src = "def f(a, b):\n    return a %s b\n" % op
+    f, fi = make(src, "f"), make(src, "f")
+    pyjion.disable()
+    expected = [outcome(fi, a, b) for a, b in itertools.product(values, values)]
+    pyjion.enable(threshold=0)
+    got = [outcome(f, a, b) for a, b in itertools.product(values, values)]
+    assert pyjion.info(f).compiled
+    assert got == expected

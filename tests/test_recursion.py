@@ -7,7 +7,8 @@ import textwrap
 import pytest
 
 import pyjion
-from jitcheck import assert_compiled, assert_failed, check_python, jit_off, jit_on, make_function, register_source
+from jitcheck import (assert_compiled, assert_too_large, check_python, jit_off, jit_on, make_function,
+                      register_source)
 
 DEPTH = """
 import sys
@@ -178,17 +179,34 @@ def test_recursive_function_compiles_and_runs(jit):
     assert_compiled(fact)
 
 
-def test_recursive_function_fails_to_compile_but_runs(jit):
-    # except* (PREP_RERAISE_STAR) is refused: every level runs interpreted
-    src = textwrap.dedent("""
-    def fact(n):
-        try:
-            r = 1 if n <= 1 else n * fact(n - 1)
-        except* ZeroDivisionError:
-            r = 0
-        return r
-    """)
-    fact = make_function(src, register_source(src, "rec"))
+EXCEPT_STAR_FACT = textwrap.dedent("""
+def fact(n):
+    try:
+        r = 1 if n <= 1 else n * fact(n - 1)
+    except* ZeroDivisionError:
+        r = 0
+    return r
+""")
+
+
+def test_recursive_function_fails_to_compile_but_runs(jit, size_limit):
+    # over the size limit: every level runs interpreted
+    fact = make_function(EXCEPT_STAR_FACT, register_source(EXCEPT_STAR_FACT, "rec"))
     assert fact(30) == 265252859812191058636308480000000
-    assert_failed(fact, "PREP_RERAISE_STAR")
+    assert_too_large(fact, size_limit)
     assert pyjion.info(fact).run_count == 30
+    with pytest.raises(RecursionError):         # not matched by except*: propagates
+        fact(10 ** 6)
+    assert fact(5) == 120
+    assert_too_large(fact, size_limit)
+
+
+def test_recursive_except_star_function_compiles(jit):
+    fact = make_function(EXCEPT_STAR_FACT, register_source(EXCEPT_STAR_FACT, "rec"))
+    assert fact(30) == 265252859812191058636308480000000
+    assert_compiled(fact)
+    assert pyjion.info(fact).run_count == 30
+    with pytest.raises(RecursionError):
+        fact(10 ** 6)
+    assert fact(5) == 120
+    assert_compiled(fact)

@@ -104,6 +104,9 @@ bool Compiler::may_start_tracing(int opcode)
     case JUMP_FORWARD: case JUMP_BACKWARD_NO_INTERRUPT: case POP_JUMP_FORWARD_IF_NONE:
     case POP_JUMP_FORWARD_IF_NOT_NONE: case POP_JUMP_BACKWARD_IF_NONE: case POP_JUMP_BACKWARD_IF_NOT_NONE:
     case KW_NAMES: case PRECALL: case MAKE_CELL: case COPY_FREE_VARS:
+    // These check on their generic (slow) path only, so the int/float fast
+    // paths pay nothing (specialize.cpp).
+    case BINARY_OP: case COMPARE_OP:
         return false;
     default:
         return true;
@@ -114,11 +117,13 @@ bool Compiler::may_start_tracing(int opcode)
 // the frame to the interpreter at this instruction boundary (all its state is
 // in the frame: locals, the value stack up to stacktop, prev_instr), so the
 // tracer sees the rest of it exactly as on stock CPython.
-void Compiler::emit_tracing_check(const Instr &ins)
+void Compiler::emit_tracing_check(const Instr &ins) { emit_tracing_check_at(ins.start, ins.depth); }
+
+// The same check where execution is about to go on at code unit `start` with
+// `depth` values on the stack.
+void Compiler::emit_tracing_check_at(int start, int depth)
 {
     auto &a = em_.as();
-    int depth = ins.depth;
-    int start = ins.start;
     Label deopt = em_.cold([this, depth, start](Emitter &e) {
         auto &a = e.as();
         a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), code_->co_nlocalsplus + depth);

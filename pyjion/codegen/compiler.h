@@ -53,6 +53,11 @@ private:
     void emit_tracing_check(const Instr &ins);
 
 public:
+    void emit_tracing_check_at(int start, int depth);
+
+private:
+
+public:
     // ---- the toolkit visitors use (visit_*.cpp) ----
     Emitter &em() { return em_; }
     x86::Assembler &as() { return em_.as(); }

@@ -127,19 +127,33 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
         PYJ_CALL(c, PyFloat_FromDouble);
         a.jmp(have_result);
     }
+    auto release_and_push = [&]() {
+        a.mov(x86::r14, x86::rax);
+        c.pop_to(x86::rdi);
+        em.decref(x86::rdi);
+        c.pop_to(x86::rdi);
+        em.decref(x86::rdi);
+        c.jump_if_error_zero(x86::r14, depth - 2);
+        c.push(x86::r14);
+    };
+    Label done = a.newLabel();
+    if (ints || floats) {
+        a.jmp(generic);   // neither fast path applied
+        // Fast results: ints and floats run no Python code, so no tracer can
+        // have been switched on.
+        a.bind(have_result);
+        release_and_push();
+        c.grow(1);   // the generic path below starts again from both operands
+        a.jmp(done);
+    }
     a.bind(generic);
     c.set_prev_instr();
     a.mov(x86::rdi, c.top(1));
     a.mov(x86::rsi, c.top(0));
     em.call(fn, name);
-    a.bind(have_result);
-    a.mov(x86::r14, x86::rax);
-    c.pop_to(x86::rdi);
-    em.decref(x86::rdi);
-    c.pop_to(x86::rdi);
-    em.decref(x86::rdi);
-    c.jump_if_error_zero(x86::r14, depth - 2);
-    c.push(x86::r14);
+    release_and_push();
+    c.emit_tracing_check_at(c.current().next, c.depth());   // __add__ & co. may have turned tracing on
+    a.bind(done);
 }
 
 namespace {
@@ -252,6 +266,7 @@ void emit_compare_op(Compiler &c, int op)
     c.jump_if_error_zero(x86::r14, depth - 2);
     if (!jump) {
         c.push(x86::r14);
+        c.emit_tracing_check_at(c.current().next, c.depth());   // __lt__ & co. may have turned tracing on
         a.bind(done);
         return;
     }
