@@ -32,7 +32,7 @@ def _dump_stats_at_exit(path):
     def dump():
         try:
             import pyjion
-            with open(path, "a") as f:
+            with open(path, "a", encoding="utf-8") as f:
                 f.write(json.dumps(pyjion.stats()["jit"]) + "\n")
         except Exception:
             pass
