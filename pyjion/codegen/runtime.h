@@ -9,4 +9,7 @@ namespace pyjion::rt {
 #include "runtime.def"
 #undef RUNTIME
 
+// Shared by BEFORE_WITH and BEFORE_ASYNC_WITH (runtime_exceptions.cpp).
+int enter_context(PyObject **sp, bool async);
+
 }  // namespace pyjion::rt

@@ -377,28 +377,31 @@ PyObject *pyj_rt_with_except_start(PyObject **sp)
     return PyObject_Vectorcall(exit_func, args + 1, 3 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
 }
 
-// BEFORE_WITH: [mgr] -> [__exit__, __enter__()]; -1 on error with the depth
-// unchanged (mgr or __exit__ in the slot).
-int pyj_rt_before_with(PyThreadState *ts, PyObject **sp)
+// BEFORE_WITH / BEFORE_ASYNC_WITH: [mgr] -> [__(a)exit__, __(a)enter__()];
+// -1 on error with the depth unchanged (mgr or the exit method in the slot).
+int enter_context(PyObject **sp, bool async)
 {
-    PyObject *mgr = sp[-1];
-    static PyObject *enter_name = PyUnicode_InternFromString("__enter__");   // immortal once made
-    static PyObject *exit_name = PyUnicode_InternFromString("__exit__");
+    static PyObject *names[2][2];   // [async][enter, exit]; immortal once made
+    PyObject *&enter_name = names[async][0];
+    PyObject *&exit_name = names[async][1];
+    if (enter_name == nullptr) enter_name = PyUnicode_InternFromString(async ? "__aenter__" : "__enter__");
+    if (exit_name == nullptr) exit_name = PyUnicode_InternFromString(async ? "__aexit__" : "__exit__");
     if (enter_name == nullptr || exit_name == nullptr) return -1;
+    const char *protocol = async ? "asynchronous context manager protocol" : "context manager protocol";
+    PyObject *mgr = sp[-1];
     PyObject *enter = _PyObject_LookupSpecial(mgr, enter_name);
     if (enter == nullptr) {
         if (!PyErr_Occurred()) {
-            PyErr_Format(PyExc_TypeError, "'%.200s' object does not support the context manager protocol",
-                         Py_TYPE(mgr)->tp_name);
+            PyErr_Format(PyExc_TypeError, "'%.200s' object does not support the %s", Py_TYPE(mgr)->tp_name,
+                         protocol);
         }
         return -1;
     }
     PyObject *exit = _PyObject_LookupSpecial(mgr, exit_name);
     if (exit == nullptr) {
         if (!PyErr_Occurred()) {
-            PyErr_Format(PyExc_TypeError,
-                         "'%.200s' object does not support the context manager protocol (missed __exit__ method)",
-                         Py_TYPE(mgr)->tp_name);
+            PyErr_Format(PyExc_TypeError, "'%.200s' object does not support the %s (missed %U method)",
+                         Py_TYPE(mgr)->tp_name, protocol, exit_name);
         }
         Py_DECREF(enter);
         return -1;
@@ -411,6 +414,8 @@ int pyj_rt_before_with(PyThreadState *ts, PyObject **sp)
     sp[0] = res;
     return 0;
 }
+
+int pyj_rt_before_with(PyThreadState *ts, PyObject **sp) { return enter_context(sp, false); }
 
 }  // namespace pyjion::rt
 

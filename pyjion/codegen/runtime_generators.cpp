@@ -200,42 +200,8 @@ int pyj_rt_end_async_for(PyObject **sp)
     return 1;
 }
 
-// BEFORE_ASYNC_WITH: [mgr] -> [__aexit__, __aenter__()]; -1 on error with the
-// depth unchanged.
-int pyj_rt_before_async_with(PyObject **sp)
-{
-    static PyObject *enter_name = PyUnicode_InternFromString("__aenter__");   // immortal once made
-    static PyObject *exit_name = PyUnicode_InternFromString("__aexit__");
-    if (enter_name == nullptr || exit_name == nullptr) return -1;
-    PyObject *mgr = sp[-1];
-    PyObject *enter = _PyObject_LookupSpecial(mgr, enter_name);
-    if (enter == nullptr) {
-        if (!PyErr_Occurred()) {
-            PyErr_Format(PyExc_TypeError,
-                         "'%.200s' object does not support the asynchronous context manager protocol",
-                         Py_TYPE(mgr)->tp_name);
-        }
-        return -1;
-    }
-    PyObject *exit = _PyObject_LookupSpecial(mgr, exit_name);
-    if (exit == nullptr) {
-        if (!PyErr_Occurred()) {
-            PyErr_Format(PyExc_TypeError,
-                         "'%.200s' object does not support the asynchronous context manager protocol "
-                         "(missed __aexit__ method)",
-                         Py_TYPE(mgr)->tp_name);
-        }
-        Py_DECREF(enter);
-        return -1;
-    }
-    sp[-1] = exit;
-    Py_DECREF(mgr);
-    PyObject *res = PyObject_CallNoArgs(enter);
-    Py_DECREF(enter);
-    if (res == nullptr) return -1;
-    sp[0] = res;
-    return 0;
-}
+// BEFORE_ASYNC_WITH: as BEFORE_WITH, with __aenter__/__aexit__.
+int pyj_rt_before_async_with(PyObject **sp) { return enter_context(sp, true); }
 
 // ASYNC_GEN_WRAP: wraps a value an async generator yields, so its asend()
 // can tell a yield from an await.

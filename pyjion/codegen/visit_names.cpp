@@ -100,50 +100,39 @@ void Compiler::visit_LOAD_NAME(const Instr &ins)
     push(x86::rax);
 }
 
+namespace {
+// STORE_/DELETE_ NAME and GLOBAL: fn(frame, name[, value]) -> 0 or -1; a
+// stored value's reference goes to the helper.
+void name_status_op(Compiler &c, const Instr &ins, bool takes_value, const void *fn, const char *fn_name)
+{
+    PyObject *name = name_at(c.code(), ins.oparg, ins);
+    if (takes_value) c.pop_to(x86::rdx);
+    c.set_prev_instr();
+    c.as().mov(x86::rdi, Emitter::frame);
+    c.em().load_address(x86::rsi, name);
+    c.em().call(fn, fn_name);
+    c.jump_if_error_negative(x86::eax, c.depth());
+}
+}  // namespace
+
 void Compiler::visit_STORE_NAME(const Instr &ins)
 {
-    auto &a = as();
-    PyObject *name = name_at(code(), ins.oparg, ins);
-    pop_to(x86::rdx);   // the helper takes the value's reference
-    set_prev_instr();
-    a.mov(x86::rdi, Emitter::frame);
-    em().load_address(x86::rsi, name);
-    PYJ_CALL(*this, rtn::pyj_store_name);
-    jump_if_error_negative(x86::eax, depth());
+    name_status_op(*this, ins, true, reinterpret_cast<const void *>(&rtn::pyj_store_name), "rtn::pyj_store_name");
 }
 
 void Compiler::visit_DELETE_NAME(const Instr &ins)
 {
-    auto &a = as();
-    PyObject *name = name_at(code(), ins.oparg, ins);
-    set_prev_instr();
-    a.mov(x86::rdi, Emitter::frame);
-    em().load_address(x86::rsi, name);
-    PYJ_CALL(*this, rtn::pyj_delete_name);
-    jump_if_error_negative(x86::eax, depth());
+    name_status_op(*this, ins, false, reinterpret_cast<const void *>(&rtn::pyj_delete_name), "rtn::pyj_delete_name");
 }
 
 void Compiler::visit_STORE_GLOBAL(const Instr &ins)
 {
-    auto &a = as();
-    PyObject *name = name_at(code(), ins.oparg, ins);
-    pop_to(x86::rdx);   // the helper takes the value's reference
-    set_prev_instr();
-    a.mov(x86::rdi, Emitter::frame);
-    em().load_address(x86::rsi, name);
-    PYJ_CALL(*this, rtn::pyj_store_global);
-    jump_if_error_negative(x86::eax, depth());
+    name_status_op(*this, ins, true, reinterpret_cast<const void *>(&rtn::pyj_store_global), "rtn::pyj_store_global");
 }
 
 void Compiler::visit_DELETE_GLOBAL(const Instr &ins)
 {
-    auto &a = as();
-    PyObject *name = name_at(code(), ins.oparg, ins);
-    set_prev_instr();
-    a.mov(x86::rdi, Emitter::frame);
-    em().load_address(x86::rsi, name);
-    PYJ_CALL(*this, rtn::pyj_delete_global);
-    jump_if_error_negative(x86::eax, depth());
+    name_status_op(*this, ins, false, reinterpret_cast<const void *>(&rtn::pyj_delete_global), "rtn::pyj_delete_global");
 }
 
 // ---- attributes ----------------------------------------------------------------
