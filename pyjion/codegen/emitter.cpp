@@ -4,7 +4,7 @@ namespace pyjion {
 
 using namespace asmjit;
 
-Emitter::Emitter(CodeHolder &holder, int nlocalsplus) : holder_(holder), a_(&holder), nlocalsplus_(nlocalsplus) {}
+Emitter::Emitter(CodeHolder &holder, int nlocalsplus) : a_(&holder), nlocalsplus_(nlocalsplus) {}
 
 void Emitter::incref(const x86::Gp &obj) { a_.inc(x86::qword_ptr(obj)); }
 

@@ -60,7 +60,6 @@ public:
     static constexpr x86::Gp first_instr = x86::r13;
 
 private:
-    asmjit::CodeHolder &holder_;
     x86::Assembler a_;
     int nlocalsplus_;
     std::vector<std::pair<asmjit::Label, std::function<void(Emitter &)>>> cold_;
