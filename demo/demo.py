@@ -23,31 +23,35 @@ def fresh_program():
     return module
 
 
-def timed(run, rounds=5):
-    times, result = [], None
+def timed_pair(stock_run, jit_run, rounds=7):
+    """Median times of the two, measured in alternating rounds so that other
+    load on the machine affects both alike."""
+    stock_times, jit_times = [], []
+    stock_result = jit_result = None
     for _ in range(rounds):
         start = time.perf_counter()
-        result = run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
+        stock_result = stock_run()
+        stock_times.append(time.perf_counter() - start)
+        pyjion.enable(threshold=0)
+        try:
+            start = time.perf_counter()
+            jit_result = jit_run()
+            jit_times.append(time.perf_counter() - start)
+        finally:
+            pyjion.disable()
+    return statistics.median(stock_times), stock_result, statistics.median(jit_times), jit_result
 
 
 def main():
-    stock_time, stock_result = timed(fresh_program().main)
-
     program = fresh_program()
-    pyjion.enable(threshold=0)
-    try:
-        jit_time, jit_result = timed(program.main)
-    finally:
-        pyjion.disable()
+    stock_time, stock_result, jit_time, jit_result = timed_pair(fresh_program().main, program.main)
     if jit_result != stock_result:
         sys.exit("demo: the JIT gave %r where CPython gave %r" % (jit_result, stock_result))
 
     print("pyjion %s on Python %s" % (pyjion.__version__, sys.version.split()[0]))
     print("result %r (identical with and without the JIT)" % (jit_result,))
-    print("CPython interpreter: %8.1f ms (median of 5)" % (stock_time * 1e3))
-    print("pyjion JIT:          %8.1f ms (median of 5)" % (jit_time * 1e3))
+    print("CPython interpreter: %8.1f ms (median of 7, alternating rounds)" % (stock_time * 1e3))
+    print("pyjion JIT:          %8.1f ms (median of 7, alternating rounds)" % (jit_time * 1e3))
     print("speed-up:            %8.2fx" % (stock_time / jit_time))
     print()
     print("functions of the program and what the JIT did with them:")
