@@ -250,12 +250,22 @@ def _ensure_extra_index():
 g_options.max_instructions = 50000   # bigger (generated) code stays interpreted
 
 
+def _count_setting(name, value, limit):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("%s must be an int, not %s" % (name, type(value).__name__))
+    if value < 0 or value > limit:
+        raise ValueError("%s must be between 0 and %d" % (name, limit))
+    return value
+
+
 def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max_instructions=None):
-    """Changes the hook's settings (None keeps one)."""
+    """Changes the hook's settings (None keeps one); checks them all first."""
     global g_threshold, g_jit, g_pgc
     if threshold is not None:
-        if threshold < 0:
-            raise ValueError("threshold must be >= 0")
+        _count_setting("threshold", threshold, 2 ** 63 - 1)
+    if max_instructions is not None:
+        _count_setting("max_instructions", max_instructions, 2 ** 31 - 1)
+    if threshold is not None:
         g_threshold = threshold
     if jit is not None:
         if jit:
@@ -266,8 +276,6 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max
     if debug is not None:
         g_options.debug = 1 if debug else 0
     if max_instructions is not None:
-        if max_instructions < 0:
-            raise ValueError("max_instructions must be >= 0 (0: no limit)")
         g_options.max_instructions = max_instructions
     if profile is not None:
         set_profiling(bool(profile))

@@ -843,3 +843,14 @@ def test_functions_sharing_a_code_object_share_the_record(jit):
     assert g(2, 2) == 4
     assert pyjion.info(f).run_count == 2
     assert pyjion.native(f) == pyjion.native(g)
+
+
+@pytest.mark.parametrize("name", ["threshold", "max_instructions"])
+@pytest.mark.parametrize("bad, error", [(1.5, TypeError), ("5", TypeError), (True, TypeError),
+                                        (-1, ValueError), (2 ** 64, ValueError)])
+def test_count_settings_are_checked(name, bad, error):
+    before = pyjion.config()
+    with pytest.raises(error):
+        pyjion.config(**{name: bad})
+    after = pyjion.config()
+    assert after[name] == before[name]
