@@ -453,10 +453,7 @@ void Compiler::binary_call(const void *fn, const char *name)
     a.mov(x86::rsi, top(0));
     em_.call(fn, name);
     a.mov(x86::r14, x86::rax);
-    pop_to(x86::rdi);
-    em_.decref(x86::rdi);
-    pop_to(x86::rdi);
-    em_.decref(x86::rdi);
+    release_top(2);
     jump_if_error_zero(x86::r14, depth_);
     push(x86::r14);
 }

@@ -72,6 +72,17 @@ public:
     void push(const x86::Gp &value) { em_.as().mov(em_.stack(depth_++), value); }
     void pop_to(const x86::Gp &reg) { em_.as().mov(reg, em_.stack(--depth_)); }
     void drop(int n) { depth_ -= n; }        // model only: values already moved or released
+    // Pops n values and releases each (a release may run __del__, so prev_instr
+    // must already be set). Clobbers caller-saved registers.
+    void release_top(int n)
+    {
+        for (int i = 0; i < n; i++) {
+            pop_to(x86::rdi);
+            em_.decref(x86::rdi);
+        }
+    }
+    // reg = the address one past the top value (`sp` of the sp-based helpers).
+    void stack_pointer_to(const x86::Gp &reg) { em_.as().lea(reg, em_.stack(depth_)); }
     void grow(int n) { depth_ += n; }        // model only: slots written by a helper
 
     // Sets prev_instr to the current instruction (before anything that can raise,

@@ -129,10 +129,7 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
     }
     auto release_and_push = [&]() {
         a.mov(x86::r14, x86::rax);
-        c.pop_to(x86::rdi);
-        em.decref(x86::rdi);
-        c.pop_to(x86::rdi);
-        em.decref(x86::rdi);
+        c.release_top(2);
         c.jump_if_error_zero(x86::r14, depth - 2);
         c.push(x86::r14);
     };
@@ -203,7 +200,7 @@ void emit_compare_op(Compiler &c, int op)
     bool jump_when_true = jump && (jump->opcode == POP_JUMP_FORWARD_IF_TRUE || jump->opcode == POP_JUMP_BACKWARD_IF_TRUE);
 
     Label generic = a.newLabel(), not_int = a.newLabel(), is_true = a.newLabel(), is_false = a.newLabel();
-    Label have_result = a.newLabel(), done = a.newLabel();
+    Label done = a.newLabel();
     int depth = c.depth();
 
     // Fast paths: decide true/false without making a bool.
@@ -227,10 +224,7 @@ void emit_compare_op(Compiler &c, int op)
     // Both fast outcomes release the operands (ints and floats run no Python
     // code when they die) and either push a bool or take the fused jump.
     auto release_operands = [&]() {
-        c.pop_to(x86::rdi);
-        em.decref(x86::rdi);
-        c.pop_to(x86::rdi);
-        em.decref(x86::rdi);
+        c.release_top(2);
         c.grow(2);   // the model is restored for the other paths below
     };
     auto outcome = [&](const Label &here, bool value) {
@@ -257,12 +251,8 @@ void emit_compare_op(Compiler &c, int op)
     c.set_prev_instr();
     a.mov(x86::edx, op);
     PYJ_CALL(c, PyObject_RichCompare);
-    a.bind(have_result);
     a.mov(x86::r14, x86::rax);
-    c.pop_to(x86::rdi);
-    em.decref(x86::rdi);
-    c.pop_to(x86::rdi);
-    em.decref(x86::rdi);
+    c.release_top(2);
     c.jump_if_error_zero(x86::r14, depth - 2);
     if (!jump) {
         c.push(x86::r14);

@@ -12,18 +12,10 @@ namespace pyjion {
 
 using namespace asmjit;
 
-namespace {
-// rdi/rsi/rdx... = the helper's arguments; `sp` is the stack top address.
-void load_sp(Compiler &c, const x86::Gp &reg)
-{
-    c.as().lea(reg, c.em().stack(c.depth()));
-}
-}  // namespace
-
 void Compiler::visit_PUSH_EXC_INFO(const Instr &)
 {
     as().mov(x86::rdi, Emitter::tstate);
-    load_sp(*this, x86::rsi);
+    stack_pointer_to(x86::rsi);
     PYJ_CALL(*this, rt::pyj_rt_push_exc_info);
     grow(1);
 }
@@ -32,7 +24,7 @@ void Compiler::visit_POP_EXCEPT(const Instr &)
 {
     set_prev_instr();   // releasing the old exception may run __del__
     as().mov(x86::rdi, Emitter::tstate);
-    load_sp(*this, x86::rsi);
+    stack_pointer_to(x86::rsi);
     PYJ_CALL(*this, rt::pyj_rt_pop_except);
     drop(1);
 }
@@ -41,7 +33,7 @@ void Compiler::visit_CHECK_EXC_MATCH(const Instr &)
 {
     set_prev_instr();
     as().mov(x86::rdi, Emitter::tstate);
-    load_sp(*this, x86::rsi);
+    stack_pointer_to(x86::rsi);
     PYJ_CALL(*this, rt::pyj_rt_check_exc_match);
     jump_if_error_negative(x86::eax, depth() - 1);
 }
@@ -50,7 +42,7 @@ void Compiler::visit_CHECK_EG_MATCH(const Instr &)
 {
     set_prev_instr();
     as().mov(x86::rdi, Emitter::tstate);
-    load_sp(*this, x86::rsi);
+    stack_pointer_to(x86::rsi);
     PYJ_CALL(*this, rt::pyj_rt_check_eg_match);
     jump_if_error_negative(x86::eax, depth() - 1);
 }
@@ -61,7 +53,7 @@ void Compiler::visit_RERAISE(const Instr &ins)
     int depth_before = depth();
     set_prev_instr();
     a.mov(x86::rdi, Emitter::frame);
-    load_sp(*this, x86::rsi);
+    stack_pointer_to(x86::rsi);
     a.mov(x86::edx, ins.oparg);
     PYJ_CALL(*this, rt::pyj_rt_reraise);
     a.test(x86::eax, x86::eax);
@@ -78,7 +70,7 @@ void Compiler::visit_RAISE_VARARGS(const Instr &ins)
     if (ins.oparg > 2) unsupported(ins);
     set_prev_instr();
     a.mov(x86::rdi, Emitter::tstate);
-    load_sp(*this, x86::rsi);
+    stack_pointer_to(x86::rsi);
     a.mov(x86::edx, ins.oparg);
     PYJ_CALL(*this, rt::pyj_rt_raise);
     drop(ins.oparg);
@@ -90,7 +82,7 @@ void Compiler::visit_RAISE_VARARGS(const Instr &ins)
 void Compiler::visit_WITH_EXCEPT_START(const Instr &)
 {
     set_prev_instr();
-    load_sp(*this, x86::rdi);
+    stack_pointer_to(x86::rdi);
     PYJ_CALL(*this, rt::pyj_rt_with_except_start);
     jump_if_error_zero(x86::rax, depth());
     push(x86::rax);
@@ -100,7 +92,7 @@ void Compiler::visit_BEFORE_WITH(const Instr &)
 {
     set_prev_instr();
     as().mov(x86::rdi, Emitter::tstate);
-    load_sp(*this, x86::rsi);
+    stack_pointer_to(x86::rsi);
     PYJ_CALL(*this, rt::pyj_rt_before_with);
     jump_if_error_negative(x86::eax, depth());
     grow(1);
@@ -115,10 +107,7 @@ void Compiler::visit_PREP_RERAISE_STAR(const Instr &)
     a.mov(x86::rsi, top(0));
     PYJ_CALL(*this, rt::pyj_rt_prep_reraise_star);
     a.mov(x86::r14, x86::rax);
-    pop_to(x86::rdi);
-    em().decref(x86::rdi);
-    pop_to(x86::rdi);
-    em().decref(x86::rdi);
+    release_top(2);
     jump_if_error_zero(x86::r14, depth());
     push(x86::r14);
 }

@@ -36,7 +36,7 @@ void Compiler::visit_SEND(const Instr &ins)
     auto &a = as();
     Label next = a.newLabel();
     set_prev_instr();
-    a.lea(x86::rdi, em().stack(depth()));
+    stack_pointer_to(x86::rdi);
     PYJ_CALL(*this, rt::pyj_rt_send);
     a.test(x86::eax, x86::eax);
     a.js(error_exit(depth() - 1));
@@ -50,20 +50,16 @@ void Compiler::visit_SEND(const Instr &ins)
 void Compiler::visit_GET_YIELD_FROM_ITER(const Instr &)
 {
     set_prev_instr();
-    as().lea(x86::rdi, em().stack(depth()));
+    stack_pointer_to(x86::rdi);
     as().mov(x86::esi, code()->co_flags);
     PYJ_CALL(*this, rt::pyj_rt_get_yield_from_iter);
     jump_if_error_negative(x86::eax, depth() - 1);
 }
 
-namespace {
-void load_sp(Compiler &c, const x86::Gp &reg) { c.as().lea(reg, c.em().stack(c.depth())); }
-}  // namespace
-
 void Compiler::visit_GET_AWAITABLE(const Instr &ins)
 {
     set_prev_instr();
-    load_sp(*this, x86::rdi);
+    stack_pointer_to(x86::rdi);
     as().mov(x86::esi, ins.oparg);
     PYJ_CALL(*this, rt::pyj_rt_get_awaitable);
     jump_if_error_negative(x86::eax, depth() - 1);
@@ -72,7 +68,7 @@ void Compiler::visit_GET_AWAITABLE(const Instr &ins)
 void Compiler::visit_GET_AITER(const Instr &)
 {
     set_prev_instr();
-    load_sp(*this, x86::rdi);
+    stack_pointer_to(x86::rdi);
     PYJ_CALL(*this, rt::pyj_rt_get_aiter);
     jump_if_error_negative(x86::eax, depth() - 1);
 }
@@ -80,7 +76,7 @@ void Compiler::visit_GET_AITER(const Instr &)
 void Compiler::visit_GET_ANEXT(const Instr &)
 {
     set_prev_instr();
-    load_sp(*this, x86::rdi);
+    stack_pointer_to(x86::rdi);
     PYJ_CALL(*this, rt::pyj_rt_get_anext);
     jump_if_error_zero(x86::rax, depth());
     push(x86::rax);
@@ -90,7 +86,7 @@ void Compiler::visit_END_ASYNC_FOR(const Instr &ins)
 {
     auto &a = as();
     set_prev_instr();
-    load_sp(*this, x86::rdi);
+    stack_pointer_to(x86::rdi);
     PYJ_CALL(*this, rt::pyj_rt_end_async_for);
     a.test(x86::eax, x86::eax);
     a.jnz(error_exit(depth() - 1, Raise::Reraise));
@@ -100,7 +96,7 @@ void Compiler::visit_END_ASYNC_FOR(const Instr &ins)
 void Compiler::visit_BEFORE_ASYNC_WITH(const Instr &)
 {
     set_prev_instr();
-    load_sp(*this, x86::rdi);
+    stack_pointer_to(x86::rdi);
     PYJ_CALL(*this, rt::pyj_rt_before_async_with);
     jump_if_error_negative(x86::eax, depth());
     grow(1);

@@ -331,19 +331,28 @@ void Compiler::visit_LOAD_CLOSURE(const Instr &ins)
     visit_LOAD_FAST(ins);
 }
 
+namespace {
+// LOAD_DEREF/DELETE_DEREF of an empty cell: the NameError/UnboundLocalError
+// ceval raises, out of line.
+Label unbound_deref_exit(Compiler &c, const Instr &ins, int index)
+{
+    int depth = c.depth();
+    int unit = ins.index;
+    return c.em().cold([&c, index, depth, unit](Emitter &e) {
+        e.set_prev_instr(unit);
+        e.as().mov(x86::rdi, Emitter::frame);
+        e.as().mov(x86::esi, index);
+        PYJ_CALL(c, rtn::pyj_unbound_deref);
+        e.as().jmp(c.error_exit_at(unit, depth));
+    });
+}
+}  // namespace
+
 void Compiler::visit_LOAD_DEREF(const Instr &ins)
 {
     auto &a = as();
     int index = local_index(code(), ins);
-    int depth = this->depth();
-    int unit = ins.index;
-    Label unbound = em().cold([this, index, depth, unit](Emitter &e) {
-        e.set_prev_instr(unit);
-        e.as().mov(x86::rdi, Emitter::frame);
-        e.as().mov(x86::esi, index);
-        PYJ_CALL(*this, rtn::pyj_unbound_deref);
-        e.as().jmp(error_exit_at(unit, depth));
-    });
+    Label unbound = unbound_deref_exit(*this, ins, index);
     a.mov(x86::rax, em().local(index));
     a.mov(x86::rax, x86::qword_ptr(x86::rax, kCellRef));
     a.test(x86::rax, x86::rax);
@@ -368,15 +377,7 @@ void Compiler::visit_DELETE_DEREF(const Instr &ins)
 {
     auto &a = as();
     int index = local_index(code(), ins);
-    int depth = this->depth();
-    int unit = ins.index;
-    Label unbound = em().cold([this, index, depth, unit](Emitter &e) {
-        e.set_prev_instr(unit);
-        e.as().mov(x86::rdi, Emitter::frame);
-        e.as().mov(x86::esi, index);
-        PYJ_CALL(*this, rtn::pyj_unbound_deref);
-        e.as().jmp(error_exit_at(unit, depth));
-    });
+    Label unbound = unbound_deref_exit(*this, ins, index);
     a.mov(x86::rcx, em().local(index));
     a.mov(x86::rdi, x86::qword_ptr(x86::rcx, kCellRef));
     a.test(x86::rdi, x86::rdi);
