@@ -21,9 +21,6 @@ namespace pyjion::layout {
 constexpr int32_t kFrameFunc = offsetof(_PyInterpreterFrame, f_func);
 constexpr int32_t kFrameGlobals = offsetof(_PyInterpreterFrame, f_globals);
 constexpr int32_t kFrameBuiltins = offsetof(_PyInterpreterFrame, f_builtins);
-constexpr int32_t kFrameLocals = offsetof(_PyInterpreterFrame, f_locals);
-constexpr int32_t kFrameCode = offsetof(_PyInterpreterFrame, f_code);
-constexpr int32_t kFrameObject = offsetof(_PyInterpreterFrame, frame_obj);
 constexpr int32_t kFramePrevious = offsetof(_PyInterpreterFrame, previous);
 constexpr int32_t kFramePrevInstr = offsetof(_PyInterpreterFrame, prev_instr);
 constexpr int32_t kFrameStackTop = offsetof(_PyInterpreterFrame, stacktop);
