@@ -5,6 +5,7 @@
 
 #include "codegen/compile.h"
 #include "codegen_api.h"
+#include "codegen/direct_call.h"
 
 namespace py = pybind11;
 using pyjion::CompileError;
@@ -53,7 +54,7 @@ int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionC
     return 0;
 }
 
-PyjionCodegenAPI api = {PYJION_CODEGEN_API_VERSION, capsule_compile};
+PyjionCodegenAPI api = {PYJION_CODEGEN_API_VERSION, capsule_compile, &pyjion::direct::hook_state};
 
 }  // namespace
 

@@ -35,9 +35,14 @@ cdef extern from "codegen_api.h":
         PyObject *owner
         PyObject *reason
         Py_ssize_t code_size
+    ctypedef struct PyjionHookState:
+        Py_ssize_t record_index
+        int installed
+        int profiling
     ctypedef struct PyjionCodegenAPI:
         int version
         int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out) noexcept
+        PyjionHookState *hook
     int PYJION_CODEGEN_API_VERSION
     int PYJION_RESULT_COMPILER_ERROR
 
@@ -239,6 +244,16 @@ cdef void load_codegen() except *:
         raise ImportError("pyjion._codegen speaks API version %d, the hook needs %d"
                           % (api.version, PYJION_CODEGEN_API_VERSION))
     g_codegen = api
+    sync_hook_state()
+
+
+cdef void sync_hook_state() noexcept:
+    """Tells the code generator's direct calls what they must know of the hook."""
+    if g_codegen == NULL:
+        return
+    g_codegen.hook.record_index = g_extra_index
+    g_codegen.hook.installed = g_installed
+    g_codegen.hook.profiling = g_profile
 
 
 def _ensure_extra_index():
@@ -287,6 +302,7 @@ cdef set_profiling(bint on):
         g_tsc0 = pyj_ticks()
         g_clock0 = pyj_monotonic()
     g_profile = on
+    sync_hook_state()
 
 
 def get_config():
@@ -304,12 +320,14 @@ def install():
     cdef _PyFrameEvalFunction current = pyj_get_eval_func()
     if current == hook:
         g_installed = True
+        sync_hook_state()
         return False
     if current != default_eval:
         raise RuntimeError("another PEP 523 frame evaluation function is already installed "
                            "(a debugger or another JIT); pyjion will not replace it")
     pyj_set_eval_func(hook)
     g_installed = True
+    sync_hook_state()
     return True
 
 
@@ -318,9 +336,11 @@ def uninstall():
     global g_installed
     if pyj_get_eval_func() != hook:
         g_installed = False
+        sync_hook_state()
         return False
     pyj_set_eval_func(default_eval)
     g_installed = False
+    sync_hook_state()
     return True
 
 

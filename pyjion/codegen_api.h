@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 2
+#define PYJION_CODEGEN_API_VERSION 3
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -44,12 +44,21 @@ typedef struct {
     Py_ssize_t code_size;    /* bytes of machine code */
 } PyjionCompileResult;
 
+/* What machine code needs to know of the hook to call compiled code directly
+ * (codegen/direct_call.cpp); the hook keeps it up to date. */
+typedef struct {
+    Py_ssize_t record_index;  /* code-extra index of the hook's records (-1: none yet) */
+    int installed;            /* the hook is the interpreter's frame evaluator */
+    int profiling;            /* the profiler counts calls: every call goes through the hook */
+} PyjionHookState;
+
 typedef struct {
     int version;
     /* Compiles `code` (a PyCodeObject). Returns 0 and fills `out` whether or not
      * the code could be compiled; returns -1 with a Python exception set only on
      * an internal error (out of memory). Needs the GIL. */
     int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out);
+    PyjionHookState *hook;
 } PyjionCodegenAPI;
 
 #ifdef __cplusplus

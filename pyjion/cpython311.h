@@ -14,6 +14,7 @@
 #include "internal/pycore_frame.h"
 #include "internal/pycore_code.h"
 #include "internal/pycore_interp.h"
+#include "code_extra.h"
 
 typedef _PyInterpreterFrame PyjFrame;
 
@@ -23,23 +24,6 @@ static inline PyObject **pyj_frame_locals(PyjFrame *f) { return f->localsplus; }
 /* True while sys.settrace/sys.setprofile is active for this thread: such frames
  * run in the interpreter so that tracers see every event. */
 static inline int pyj_tracing(PyThreadState *ts) { return ts->cframe->use_tracing != 0; }
-
-/* The layout behind co_extra (private to Objects/codeobject.c in 3.11). */
-typedef struct {
-    Py_ssize_t ce_size;
-    void *ce_extras[1];
-} PyjCodeExtraLayout;
-
-/* Reads a code object's extra slot without the call and checks of
- * _PyCode_GetExtra; `index` was returned by _PyEval_RequestCodeExtraIndex. */
-static inline void *pyj_code_extra(PyCodeObject *co, Py_ssize_t index)
-{
-    PyjCodeExtraLayout *extra = (PyjCodeExtraLayout *)co->co_extra;
-    if (extra == NULL || index >= extra->ce_size) {
-        return NULL;
-    }
-    return extra->ce_extras[index];
-}
 
 static inline int pyj_code_argcount(PyCodeObject *co)
 {

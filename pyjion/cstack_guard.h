@@ -35,14 +35,20 @@ static void pyj_measure_stack(void)
     pyj_stack_floor = (uintptr_t)low + margin;
 }
 
-/* Returns 1 (with RecursionError set) when this thread's C stack is nearly used up. */
-static inline int pyj_cstack_exhausted(void)
+/* True when this thread's C stack is nearly used up. */
+static inline int pyj_cstack_low(void)
 {
     char here;
     if (__builtin_expect(pyj_stack_floor == 0, 0)) {
         pyj_measure_stack();
     }
-    if (__builtin_expect((uintptr_t)&here < pyj_stack_floor, 0)) {
+    return __builtin_expect((uintptr_t)&here < pyj_stack_floor, 0);
+}
+
+/* Returns 1 (with RecursionError set) when this thread's C stack is nearly used up. */
+static inline int pyj_cstack_exhausted(void)
+{
+    if (pyj_cstack_low()) {
         PyErr_SetString(PyExc_RecursionError,
                         "maximum recursion depth exceeded (C stack nearly exhausted)");
         return 1;

@@ -38,3 +38,8 @@ PyObject *pyj_take_async_exc(PyThreadState *ts)
             ceval2->pending.async_exc);
     return exc;
 }
+
+PyObject *pyj_eval_frame(PyThreadState *ts, struct _PyInterpreterFrame *frame)
+{
+    return _PyEval_EvalFrame(ts, frame, 0);
+}

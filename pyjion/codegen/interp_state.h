@@ -24,6 +24,11 @@ PyObject *_PyObject_LookupSpecial(PyObject *self, PyObject *attr);
 // NULL, clearing the interpreter's request as ceval does.
 PyObject *pyj_take_async_exc(PyThreadState *ts);
 
+// Runs a frame with the interpreter's frame evaluator: the PEP 523 hook if
+// one is installed, else _PyEval_EvalFrameDefault (3.11's _PyEval_EvalFrame).
+struct _PyInterpreterFrame;
+PyObject *pyj_eval_frame(PyThreadState *ts, struct _PyInterpreterFrame *frame);
+
 // Another thread asked this one to drop the GIL.
 int pyj_gil_drop_requested(PyThreadState *ts);
 

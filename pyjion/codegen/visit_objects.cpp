@@ -12,6 +12,7 @@
 
 #include "../codegen_api.h"
 #include "opcodes.h"
+#include "direct_call.h"
 #include "runtime.h"
 
 namespace pyjion {
@@ -41,7 +42,7 @@ void precall_unpack_method(PyObject **base)
 // (`py_call_instr`), as the interpreter does when it inlines such a call:
 // f_lasti and the traceback entry of an exception coming out of it show that.
 PyObject *call(PyObject **base, int oparg, PyObject *kwnames, _PyInterpreterFrame *frame,
-               _Py_CODEUNIT *py_call_instr)
+               _Py_CODEUNIT *py_call_instr, PyThreadState *ts)
 {
     int is_meth = base[0] != nullptr;
     PyObject *callable = base[1 - is_meth];
@@ -50,6 +51,11 @@ PyObject *call(PyObject **base, int oparg, PyObject *kwnames, _PyInterpreterFram
     if (py_function) frame->prev_instr = py_call_instr;
     PyObject **args = base + 2 - is_meth;
     Py_ssize_t total = oparg + is_meth;
+    if (py_function && kwnames == nullptr) {
+        bool done;
+        PyObject *res = direct::try_call(ts, callable, args, total, &done);   // takes callable and args
+        if (done) return res;
+    }
     Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
     // args[-1] is a stack slot we own (the NULL or the callable itself), so the
     // callee may borrow it (PY_VECTORCALL_ARGUMENTS_OFFSET).
@@ -774,6 +780,7 @@ void Compiler::visit_CALL(const Instr &ins)
     a.mov(x86::rcx, Emitter::frame);
     int cache_unit = ins.next - 1;   // the last inline cache entry
     a.lea(x86::r8, x86::ptr(Emitter::first_instr, cache_unit * 2));
+    a.mov(x86::r9, Emitter::tstate);
     CALL(objrt::call);
     drop(2);
     // Error: the traceback entry names the unit prev_instr was left at.

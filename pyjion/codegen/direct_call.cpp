@@ -1,0 +1,135 @@
+// Direct Python-to-Python calls (see direct_call.h).
+#include "direct_call.h"
+
+#include "../code_extra.h"
+#include "../cstack_guard.h"
+#include "../record.h"
+#include "interp_state.h"
+
+#include <cstring>
+
+namespace pyjion::direct {
+
+PyjionHookState hook_state = {-1, 0, 0};
+
+namespace {
+
+constexpr int kNotDirect = CO_VARARGS | CO_VARKEYWORDS | CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR |
+                           CO_ITERABLE_COROUTINE;
+
+// A frame object outlives its frame (a traceback or sys._getframe() kept it):
+// move the frame's data into the frame object, as 3.11's take_ownership does.
+void hand_over_to_frame_object(PyFrameObject *fo, _PyInterpreterFrame *frame)
+{
+    // The caller's frame object becomes f_back while `previous` still links
+    // the frames (PyFrame_GetBack makes it if needed; it keeps any pending
+    // exception, but may fail on memory: then f_back stays NULL, as in CPython).
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    PyFrameObject *back = fo->f_back == nullptr ? PyFrame_GetBack(fo) : nullptr;
+    PyErr_Restore(et, ev, tb);
+
+    Py_ssize_t size = reinterpret_cast<char *>(&frame->localsplus[frame->stacktop]) - reinterpret_cast<char *>(frame);
+    auto *owned = reinterpret_cast<_PyInterpreterFrame *>(fo->_f_frame_data);
+    std::memcpy(owned, frame, size);
+    fo->f_frame = owned;
+    owned->owner = FRAME_OWNED_BY_FRAME_OBJECT;
+    if (_PyFrame_IsIncomplete(owned)) {
+        owned->prev_instr = _PyCode_CODE(owned->f_code) + owned->f_code->_co_firsttraceable;
+    }
+    if (back != nullptr) fo->f_back = back;   // the new reference goes to f_back
+    owned->previous = nullptr;
+    if (!PyObject_GC_IsTracked(reinterpret_cast<PyObject *>(fo))) {
+        PyObject_GC_Track(fo);
+    }
+}
+
+// Releases what the frame owns (3.11's _PyFrame_Clear), with one more level
+// of recursion budget spent meanwhile, as _PyEvalFrameClearAndPop does.
+void clear_frame(PyThreadState *ts, _PyInterpreterFrame *frame)
+{
+    ts->recursion_remaining--;
+    if (frame->frame_obj != nullptr) {
+        PyFrameObject *fo = frame->frame_obj;
+        frame->frame_obj = nullptr;
+        if (Py_REFCNT(fo) > 1) {
+            hand_over_to_frame_object(fo, frame);
+            Py_DECREF(fo);
+            ts->recursion_remaining++;
+            return;
+        }
+        Py_DECREF(fo);
+    }
+    for (int i = 0; i < frame->stacktop; i++) Py_XDECREF(frame->localsplus[i]);
+    Py_XDECREF(frame->f_locals);
+    Py_DECREF(frame->f_func);
+    Py_DECREF(frame->f_code);
+    ts->recursion_remaining++;
+}
+
+// The callee's record when its machine code may be entered without the hook:
+// it is compiled, the hook is installed, and neither a tracer nor the profiler
+// needs to see the call; the C stack guard is the hook's own.
+PyjRecord *compiled_record(PyThreadState *ts, PyCodeObject *code)
+{
+    if (!hook_state.installed || hook_state.profiling || hook_state.record_index < 0) return nullptr;
+    auto *rec = static_cast<PyjRecord *>(pyj_code_extra(code, hook_state.record_index));
+    if (rec == nullptr || rec->state != PYJ_COMPILED || ts->cframe->use_tracing) return nullptr;
+    return pyj_cstack_low() ? nullptr : rec;   // near the end: the hook raises RecursionError
+}
+
+}  // namespace
+
+PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args, Py_ssize_t nargs, bool *done)
+{
+    auto *func = reinterpret_cast<PyFunctionObject *>(callable);
+    auto *code = reinterpret_cast<PyCodeObject *>(func->func_code);
+    *done = false;
+    // A function whose vectorcall was replaced, or code with locals (class
+    // bodies), takes the generic path, as in the interpreter.
+    if (func->vectorcall != _PyFunction_Vectorcall || (code->co_flags & kNotDirect) ||
+        !(code->co_flags & CO_OPTIMIZED) || code->co_kwonlyargcount != 0) {
+        return nullptr;
+    }
+    int argcount = code->co_argcount;
+    Py_ssize_t ndefaults = 0;
+    if (nargs != argcount) {
+        // Missing trailing arguments come from __defaults__; too few or too
+        // many is the generic path's TypeError.
+        ndefaults = func->func_defaults != nullptr ? PyTuple_GET_SIZE(func->func_defaults) : 0;
+        if (nargs > argcount || nargs < argcount - ndefaults) return nullptr;
+    }
+    // The frame goes on top of the data stack if the current chunk has room
+    // (pushing a new chunk is the generic path's business).
+    // (3.11 sizes a frame as _PyEvalFramePushAndInit does.)
+    Py_ssize_t slots = code->co_nlocalsplus + code->co_stacksize + FRAME_SPECIALS_SIZE;
+    PyObject **base = ts->datastack_top;
+    if (base == nullptr || base + slots >= ts->datastack_limit) return nullptr;
+    ts->datastack_top = base + slots;
+    auto *frame = reinterpret_cast<_PyInterpreterFrame *>(base);
+    _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);   // takes `func`
+    PyObject **locals = frame->localsplus;
+    for (Py_ssize_t i = 0; i < nargs; i++) locals[i] = args[i];
+    if (nargs < argcount) {
+        PyObject *const *defaults = &PyTuple_GET_ITEM(func->func_defaults, 0);
+        Py_ssize_t first = argcount - ndefaults;
+        for (Py_ssize_t i = nargs; i < argcount; i++) locals[i] = Py_NewRef(defaults[i - first]);
+    }
+    for (int i = argcount; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
+    *done = true;
+
+    PyObject *result;
+    PyjRecord *rec = compiled_record(ts, code);
+    if (rec != nullptr) {
+        rec->calls++;
+        result = rec->entry(ts, frame, 0);
+    } else {
+        result = pyj_eval_frame(ts, frame);   // the hook decides (or the interpreter runs it)
+    }
+
+    clear_frame(ts, frame);
+    ts->datastack_top = base;   // a frame inside the chunk: popping is resetting the top
+    return result;
+}
+
+}  // namespace pyjion::direct
