@@ -28,7 +28,7 @@ bool falls_through(int opcode)
 #define CALL(fn) PYJ_CALL(*this, fn)
 
 Compiler::Compiler(PyCodeObject *code, CodeHolder &holder, const CompileOptions &options)
-    : code_(code), options_(options), bytecode_(code), em_(holder, code->co_nlocalsplus)
+    : code_(code), options_(options), bytecode_(code), bound_(bytecode_, code), em_(holder, code->co_nlocalsplus)
 {
 }
 
@@ -405,16 +405,18 @@ void Compiler::visit_LOAD_FAST(const Instr &ins)
     int depth = depth_;
     int index = ins.oparg;
     int unit = ins.index;
-    Label unbound = em_.cold([this, index, depth, unit](Emitter &e) {
-        e.set_prev_instr(unit);
-        e.as().mov(x86::rdi, Emitter::frame);
-        e.as().mov(x86::esi, index);
-        CALL(rt::pyj_rt_unbound_local);
-        e.as().jmp(error_exit_at(unit, depth));
-    });
     a.mov(x86::rax, em_.local(index));
-    a.test(x86::rax, x86::rax);
-    a.jz(unbound);
+    if (!bound_.certain(bytecode_.instr_at(ins.start), index)) {
+        Label unbound = em_.cold([this, index, depth, unit](Emitter &e) {
+            e.set_prev_instr(unit);
+            e.as().mov(x86::rdi, Emitter::frame);
+            e.as().mov(x86::esi, index);
+            CALL(rt::pyj_rt_unbound_local);
+            e.as().jmp(error_exit_at(unit, depth));
+        });
+        a.test(x86::rax, x86::rax);
+        a.jz(unbound);
+    }
     em_.incref(x86::rax);
     push(x86::rax);
 }
@@ -425,8 +427,12 @@ void Compiler::visit_STORE_FAST(const Instr &ins)
     pop_to(x86::rax);
     a.mov(x86::rdi, em_.local(ins.oparg));
     a.mov(em_.local(ins.oparg), x86::rax);
-    em_.set_prev_instr(ins.index);   // the old value's __del__ may look at this frame
-    em_.xdecref(x86::rdi);
+    // (the old value's __del__ may look at this frame: prev_instr on that path)
+    if (bound_.certain(bytecode_.instr_at(ins.start), ins.oparg)) {
+        em_.decref(x86::rdi, ins.index);
+    } else {
+        em_.xdecref(x86::rdi, ins.index);
+    }
 }
 
 void Compiler::visit_LOAD_CONST(const Instr &ins)
@@ -440,8 +446,7 @@ void Compiler::visit_LOAD_CONST(const Instr &ins)
 void Compiler::visit_POP_TOP(const Instr &ins)
 {
     pop_to(x86::rdi);
-    em_.set_prev_instr(ins.index);
-    em_.decref(x86::rdi);
+    em_.decref(x86::rdi, ins.index);
 }
 
 // Calls fn(second, top) -> new reference, releases both inputs, pushes the result.

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "bound_locals.h"
 #include "bytecode.h"
 #include "emitter.h"
 #include "inline_cache.h"
@@ -133,6 +134,7 @@ private:
     PyCodeObject *code_;
     CompileOptions options_;
     Bytecode bytecode_;
+    BoundLocals bound_;   // after bytecode_, which it reads
     Emitter em_;
     const Instr *cur_ = nullptr;
     int depth_ = 0;

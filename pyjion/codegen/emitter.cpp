@@ -10,22 +10,23 @@ void Emitter::incref(const x86::Gp &obj) { a_.inc(x86::qword_ptr(obj)); }
 
 void Emitter::decref_no_dealloc(const x86::Gp &obj) { a_.dec(x86::qword_ptr(obj)); }
 
-void Emitter::decref(const x86::Gp &obj)
+void Emitter::decref(const x86::Gp &obj, int prev_unit)
 {
     Label alive = a_.newLabel();
     a_.dec(x86::qword_ptr(obj));
     a_.jnz(alive);
     if (obj != x86::rdi) a_.mov(x86::rdi, obj);
+    if (prev_unit >= 0) set_prev_instr(prev_unit);
     call(reinterpret_cast<const void *>(&_Py_Dealloc), "_Py_Dealloc");
     a_.bind(alive);
 }
 
-void Emitter::xdecref(const x86::Gp &obj)
+void Emitter::xdecref(const x86::Gp &obj, int prev_unit)
 {
     Label done = a_.newLabel();
     a_.test(obj, obj);
     a_.jz(done);
-    decref(obj);
+    decref(obj, prev_unit);
     a_.bind(done);
 }
 

@@ -36,8 +36,11 @@ public:
 
     // Reference counting (CPython 3.11: ob_refcnt at offset 0, no immortal objects)
     void incref(const x86::Gp &obj);
-    void decref(const x86::Gp &obj);     // may call _Py_Dealloc; clobbers caller-saved registers
-    void xdecref(const x86::Gp &obj);
+    // May call _Py_Dealloc (clobbers caller-saved registers). With prev_unit,
+    // prev_instr is set to that code unit first, only on the path that
+    // deallocates (a __del__ may look at the frame).
+    void decref(const x86::Gp &obj, int prev_unit = -1);
+    void xdecref(const x86::Gp &obj, int prev_unit = -1);
     void decref_no_dealloc(const x86::Gp &obj);   // for True/False/None, which never die
 
     // Calls a C function at an absolute address; `name` annotates the disassembly.

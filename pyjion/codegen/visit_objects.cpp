@@ -950,6 +950,35 @@ void Compiler::visit_UNPACK_SEQUENCE(const Instr &ins)
     auto &a = em_.as();
     int n = ins.oparg;
     em_.set_prev_instr(ins.index);
+    Label slow = a.newLabel(), done = a.newLabel();
+    if (n <= 8) {
+        // An exact tuple or list of the right length: its items, last one
+        // deepest, as ceval's UNPACK_SEQUENCE_TUPLE/LIST do.
+        Label is_list = a.newLabel(), have_items = a.newLabel();
+        a.mov(x86::rdi, top(0));
+        a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)));
+        a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyVarObject, ob_size)), n);
+        a.jne(slow);
+        em_.load_address(x86::rcx, &PyTuple_Type);
+        a.cmp(x86::rax, x86::rcx);
+        a.jne(is_list);
+        a.lea(x86::rsi, x86::ptr(x86::rdi, offsetof(PyTupleObject, ob_item)));
+        a.jmp(have_items);
+        a.bind(is_list);
+        em_.load_address(x86::rcx, &PyList_Type);
+        a.cmp(x86::rax, x86::rcx);
+        a.jne(slow);
+        a.mov(x86::rsi, x86::qword_ptr(x86::rdi, offsetof(PyListObject, ob_item)));
+        a.bind(have_items);
+        for (int i = 0; i < n; i++) {
+            a.mov(x86::rax, x86::qword_ptr(x86::rsi, (n - 1 - i) * 8));
+            em_.incref(x86::rax);
+            a.mov(em_.stack(depth_ - 1 + i), x86::rax);
+        }
+        em_.decref(x86::rdi);
+        a.jmp(done);
+    }
+    a.bind(slow);
     a.mov(x86::rdi, top(0));
     a.mov(x86::esi, n);
     a.mov(x86::edx, -1);
@@ -957,6 +986,7 @@ void Compiler::visit_UNPACK_SEQUENCE(const Instr &ins)
     CALL(objrt::unpack);
     check_status(*this, 1);
     grow(n);
+    a.bind(done);
 }
 
 void Compiler::visit_UNPACK_EX(const Instr &ins)
@@ -1032,12 +1062,49 @@ void Compiler::visit_BINARY_SUBSCR(const Instr &ins)
 // STORE_SUBSCR: container[sub] = v with [v, container, sub] on the stack.
 void Compiler::visit_STORE_SUBSCR(const Instr &ins)
 {
+    // TOS = index, TOS1 = container, TOS2 = value.
+    auto &a = em_.as();
+    Label slow = a.newLabel(), done = a.newLabel();
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, top(1));
-    em_.as().mov(x86::rsi, top(0));
-    em_.as().mov(x86::rdx, top(2));
+    // list[i] = v with a one-digit non-negative int in range (ceval's
+    // STORE_SUBSCR_LIST_INT): the list takes the value's reference.
+    a.mov(x86::rdi, top(1));
+    a.mov(x86::rsi, top(0));
+    em_.load_address(x86::rax, &PyList_Type);
+    a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rax);
+    a.jne(slow);
+    em_.load_address(x86::rax, &PyLong_Type);
+    a.cmp(x86::qword_ptr(x86::rsi, offsetof(PyObject, ob_type)), x86::rax);
+    a.jne(slow);
+    a.mov(x86::rax, x86::qword_ptr(x86::rsi, offsetof(PyVarObject, ob_size)));
+    a.cmp(x86::rax, 1);
+    a.ja(slow);                // negative or more than one digit
+    a.mov(x86::ecx, x86::dword_ptr(x86::rsi, offsetof(PyLongObject, ob_digit)));
+    a.test(x86::rax, x86::rax);
+    a.cmovz(x86::ecx, x86::eax);   // zero has no digits to read: index 0
+    a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyVarObject, ob_size)));
+    a.jae(slow);
+    a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, ob_item)));
+    a.lea(x86::rdx, x86::ptr(x86::rdx, x86::rcx, 3));
+    a.mov(x86::rax, top(2));
+    a.mov(x86::r14, x86::qword_ptr(x86::rdx));   // the old item
+    a.mov(x86::qword_ptr(x86::rdx), x86::rax);
+    // Release the old item, the index, then the list, as ceval does (the
+    // list pointer stays readable in its stack slot meanwhile).
+    a.mov(x86::r15, x86::rsi);
+    em_.decref(x86::r14);
+    em_.decref(x86::r15);
+    a.mov(x86::rdi, top(1));
+    em_.decref(x86::rdi);
+    a.jmp(done);
+
+    a.bind(slow);
+    a.mov(x86::rdi, top(1));
+    a.mov(x86::rsi, top(0));
+    a.mov(x86::rdx, top(2));
     CALL(objrt::store_subscr);
     check_status(*this, 3);
+    a.bind(done);
 }
 
 void Compiler::visit_DELETE_SUBSCR(const Instr &ins)

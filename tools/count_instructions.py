@@ -1,0 +1,95 @@
+"""Steady speed figures: instructions executed per benchmark round, counted by
+valgrind's callgrind, stock CPython versus the JIT.
+
+Wall-clock ratios on a shared 2-core machine drift; instruction counts do
+not. Each program runs in a fresh interpreter once with 1 round and once with
+1 + N rounds of its run(); the difference divided by N is the cost of one warm
+round, free of start-up, import and compile costs.
+
+    python tools/count_instructions.py                    # every program
+    python tools/count_instructions.py fib nbody -n 2     # a subset
+    python tools/count_instructions.py --json out.json
+
+Fewer instructions is not always less time (cache misses, branch prediction),
+so bench/ stays the judge; this is for comparing one change with the next."""
+import argparse
+import concurrent.futures
+import glob
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PROGRAMS = os.path.join(REPO, "bench", "programs")
+
+RUNNER = r"""
+import importlib.util, sys
+path, mode, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+spec = importlib.util.spec_from_file_location("prog", path)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+import pyjion
+if mode == "jit":
+    pyjion.enable(threshold=0)
+for _ in range(rounds):
+    module.run()
+pyjion.disable()
+"""
+
+
+def count(program, mode, rounds):
+    """Instructions of a whole interpreter run of `program` with `rounds` rounds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYJION")}
+        proc = subprocess.run(
+            ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
+             sys.executable, "-c", RUNNER, os.path.join(PROGRAMS, program + ".py"), mode, str(rounds)],
+            capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            raise RuntimeError("%s %s failed:\n%s" % (program, mode, proc.stderr[-2000:]))
+        found = re.search(r"Collected : (\d+)", proc.stderr)
+        if not found:
+            raise RuntimeError("no instruction count from callgrind for %s %s" % (program, mode))
+        return int(found.group(1))
+
+
+def per_round(program, mode, rounds):
+    return (count(program, mode, 1 + rounds) - count(program, mode, 1)) / rounds
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("programs", nargs="*", help="bench/programs names (default: all)")
+    ap.add_argument("-n", "--rounds", type=int, default=2, help="extra rounds measured (default 2)")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--json", help="write the figures here")
+    args = ap.parse_args()
+    if shutil.which("valgrind") is None:
+        sys.exit("valgrind is not installed (apt-get install valgrind)")
+    programs = args.programs or sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(PROGRAMS, "*.py")))
+    jobs = {}
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for p in programs:
+            for mode in ("stock", "jit"):
+                jobs[p, mode] = pool.submit(per_round, p, mode, args.rounds)
+    rows = {}
+    print("%-16s %14s %14s %8s" % ("program", "stock Ir/round", "jit Ir/round", "ratio"))
+    for p in programs:
+        stock, jit = jobs[p, "stock"].result(), jobs[p, "jit"].result()
+        rows[p] = {"stock": stock, "jit": jit, "ratio": stock / jit}
+        print("%-16s %14.0f %14.0f %7.2fx" % (p, stock, jit, stock / jit))
+    geomean = math.exp(sum(math.log(r["ratio"]) for r in rows.values()) / len(rows))
+    print("%-16s %14s %14s %7.2fx" % ("geomean", "", "", geomean))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"programs": rows, "geomean": geomean, "rounds": args.rounds}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
