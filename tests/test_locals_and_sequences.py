@@ -178,3 +178,29 @@ def f(container, index, value):
 """, [([1, 2, 3], 0, 9), ([1, 2, 3], 2, 9), ([1, 2, 3], 3, 9), ([1, 2, 3], -1, 9), ([1, 2, 3], True, 9),
       ([1, 2, 3], 2**40, 9), ([1, 2, 3], 1.0, 9), (TimesTen([1, 2]), 1, 9), ({}, 1, 9), ((1, 2), 0, 9),
       ([], 0, 9)], name="f")
+
+
+def test_string_building_appends_in_place_with_exact_semantics():
+    differential("""
+class S(str):
+    def __add__(self, other):
+        return S(str.__add__(self, other) + "!")
+
+def f(n, start):
+    text = start
+    other = text
+    for i in range(n):
+        text += str(i)
+        text = text + "-"
+    alias = text
+    text += "end"
+    s = S("x")
+    s += "y"
+    s = s + "z"
+    try:
+        text += 5
+    except TypeError as e:
+        err = str(e)
+    return text, alias, other, s, type(s).__name__, err, text is alias
+""", [(5, ""), (3, "abc"), (0, "z")], name="f", expect="return")
+

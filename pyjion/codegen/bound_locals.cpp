@@ -69,6 +69,16 @@ bool stores_object(const Bytecode &bc, int k)
 
 }  // namespace
 
+int concat_target(const Bytecode &bc, int k)
+{
+    const auto &instrs = bc.instrs();
+    if (k < 0 || k + 1 >= (int)instrs.size()) return -1;
+    const Instr &op = instrs[k], &store = instrs[k + 1];
+    if (op.opcode != BINARY_OP || (op.oparg != NB_ADD && op.oparg != NB_INPLACE_ADD)) return -1;
+    if (store.opcode != STORE_FAST || bc.is_jump_target(store.start)) return -1;
+    return store.oparg;
+}
+
 BoundLocals::BoundLocals(const Bytecode &bytecode, PyCodeObject *code) : nlocals_(code->co_nlocalsplus)
 {
     const auto &instrs = bytecode.instrs();
@@ -118,7 +128,14 @@ BoundLocals::BoundLocals(const Bytecode &bytecode, PyCodeObject *code) : nlocals
         // An exception inside the instruction reaches its handler with the
         // locals as they were before it.
         if (const ExceptionEntry *e = bytecode.exceptions().find(ins.index)) {
-            flow_into(bytecode.instr_at(e->handler), before);
+            int emptied = concat_target(bytecode, k);
+            if (emptied >= 0 && emptied < nlocals_) {
+                State in_handler = before;
+                set_bit(in_handler, emptied, false);
+                flow_into(bytecode.instr_at(e->handler), in_handler);
+            } else {
+                flow_into(bytecode.instr_at(e->handler), before);
+            }
         }
         State after = before;
         if (ins.opcode == STORE_FAST && ins.oparg < nlocals_) set_bit(after, ins.oparg, stores_object(bytecode, k));

@@ -13,6 +13,11 @@
 
 namespace pyjion {
 
+// For a BINARY_OP + or += (instruction number k) that the next instruction
+// stores back into a local: that local's index (the string concatenation
+// there may be done in place, and leaves the local empty if it fails); else -1.
+int concat_target(const Bytecode &bytecode, int k);
+
 class BoundLocals {
 public:
     BoundLocals(const Bytecode &bytecode, PyCodeObject *code);

@@ -381,6 +381,14 @@ void Compiler::jump_to(int target_unit, const Instr &jump)
     em_.as().jmp(label_for(target_unit));
 }
 
+const Instr *Compiler::concat_store() const
+{
+    int k = bytecode_.instr_at(cur_->start);
+    if (concat_target(bytecode_, k) < 0) return nullptr;
+    const Instr *store = &bytecode_.instrs()[k + 1];
+    return bytecode_.instr_at(store->next) >= 0 ? store : nullptr;
+}
+
 const Instr *Compiler::fusable_next() const
 {
     const auto &instrs = bytecode_.instrs();

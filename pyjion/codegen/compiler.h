@@ -112,6 +112,9 @@ public:
     const Instr *fusable_next() const;
     void fuse_next() { fused_next_ = true; }
     asmjit::Label label_for(int target_unit);
+    // The STORE_FAST right after the current BINARY_OP + / += that an in-place
+    // string concatenation may do itself (see concat_target), or nullptr.
+    const Instr *concat_store() const;
 
     void binary_call(const void *fn, const char *name);
 

@@ -12,6 +12,21 @@ PyObject *pyj_rt_power(PyObject *base, PyObject *exp) { return PyNumber_Power(ba
 
 PyObject *pyj_rt_inplace_power(PyObject *base, PyObject *exp) { return PyNumber_InPlacePower(base, exp, Py_None); }
 
+// `s = s + t` / `s += t` on str with a STORE_FAST back into s (the local
+// holds `left`): appends in place when nothing else holds the string, as the
+// interpreter's BINARY_OP_INPLACE_ADD_UNICODE does, instead of copying the
+// whole string every time. Returns 1 if the case does not apply (nothing
+// touched); else consumes both operands and stores the result in the local
+// (the STORE_FAST is done): 0, or -1 with an exception and the local empty.
+int pyj_rt_concat_into_local(PyObject **local, PyObject *left, PyObject *right)
+{
+    if (!PyUnicode_CheckExact(left) || Py_TYPE(right) != Py_TYPE(left) || *local != left) return 1;
+    Py_DECREF(left);   // the stack's reference; the local keeps the string alive
+    PyUnicode_Append(local, right);
+    Py_DECREF(right);
+    return *local == nullptr ? -1 : 0;
+}
+
 // LOAD_FAST of a local that holds no value.
 void pyj_rt_unbound_local(_PyInterpreterFrame *frame, int index)
 {

@@ -1,6 +1,7 @@
 #include "specialize.h"
 
 #include "opcodes.h"
+#include "runtime.h"
 
 namespace pyjion {
 
@@ -145,6 +146,21 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
     }
     a.bind(generic);
     c.set_prev_instr();
+    if (const Instr *store = (nb == NB_ADD || nb == NB_INPLACE_ADD) ? c.concat_store() : nullptr) {
+        // s = s + t / s += t on str: append in place and do the STORE_FAST too.
+        Label plain = a.newLabel();
+        a.lea(x86::rdi, em.local(store->oparg));
+        a.mov(x86::rsi, c.top(1));
+        a.mov(x86::rdx, c.top(0));
+        PYJ_CALL(c, rt::pyj_rt_concat_into_local);
+        a.test(x86::eax, x86::eax);
+        a.jg(plain);
+        a.jnz(c.error_exit(depth - 2));
+        c.drop(2);   // done: both operands consumed, the result stored
+        a.jmp(c.label_for(store->next));
+        c.grow(2);
+        a.bind(plain);
+    }
     a.mov(x86::rdi, c.top(1));
     a.mov(x86::rsi, c.top(0));
     em.call(fn, name);
