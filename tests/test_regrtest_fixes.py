@@ -104,3 +104,115 @@ print("ok")
 """, env=JIT_ENV)
     assert "capsules []" in out
     assert "ok" in out
+
+
+# test_support (test_recursion): the recursion depth that Python code called
+# from a builtin sees. PyObject_Vectorcall counts one level for every builtin
+# call; the interpreter's specialised (warm) calls of METH_FASTCALL builtins and
+# method descriptors and of len() do not. contextlib's __enter__ resumes its
+# generator through next(), so under the JIT the generator ran one level deeper
+# than in warm stock code, and support.infinite_recursion(4)'s
+# sys.setrecursionlimit() call found the depth already at the new limit.
+DEPTH_PROBES = """
+import _testinternalcapi
+
+def here():
+    return _testinternalcapi.get_recursion_depth()
+
+seen = []
+
+def record(x=None):
+    seen.append(here())
+    return x
+
+def gen():
+    yield here()
+
+class Sized:
+    def __len__(self):
+        return here()
+
+class Shown:
+    def __repr__(self):
+        return str(here())
+
+class Hashed:
+    def __hash__(self):
+        return record(1)
+
+def via_next():                    # METH_FASTCALL builtin
+    return next(gen()) - here()
+
+def via_sorted():                  # METH_FASTCALL | METH_KEYWORDS builtin, with a keyword
+    sorted([1], key=record)
+    return seen.pop() - here()
+
+def via_len():                     # len(): the interpreter's PRECALL_NO_KW_LEN
+    return len(Sized()) - here()
+
+def via_repr():                    # METH_O builtin (and PyObject_Repr): counted, warm or not
+    return int(repr(Shown())) - here()
+
+def via_method_fast():             # METH_FASTCALL method descriptor: dict.setdefault
+    {}.setdefault(Hashed(), 0)
+    return seen.pop() - here()
+
+def via_method_kw():               # method descriptor called with a keyword: counted
+    [3, 1].sort(key=record)
+    seen.pop()
+    return seen.pop() - here()
+"""
+
+PROBE_NAMES = ["via_next", "via_sorted", "via_len", "via_repr", "via_method_fast", "via_method_kw"]
+
+
+def _depths(ns):
+    return {name: ns[name]() for name in PROBE_NAMES}
+
+
+def test_recursion_depth_below_builtin_calls_matches_warm_interpreter():
+    import pyjion
+    from jitcheck import jit_off, jit_on
+    with jit_off():
+        ns = {}
+        exec(compile(DEPTH_PROBES, "<depth-stock>", "exec"), ns)
+        for _ in range(200):          # warm up: quickened, calls specialised
+            stock = _depths(ns)
+    with jit_on():
+        ns = {}
+        exec(compile(DEPTH_PROBES, "<depth-jit>", "exec"), ns)
+        jit = _depths(ns)
+        for name in PROBE_NAMES:
+            assert pyjion.info(ns[name]).compiled, name
+    assert jit == stock
+    assert stock["via_next"] == 1          # the generator's frame; nothing for next()
+    assert stock["via_method_kw"] == stock["via_next"] + 1   # counted, warm or not
+
+
+def test_contextmanager_recursion_limit_as_test_support_sets_it():
+    # test_support.test_recursion's last step, in a fresh interpreter with the
+    # JIT forced (contextlib's code compiled from its first call).
+    out = check_python("""
+import unittest
+from test import support
+
+class T(unittest.TestCase):
+    def test(self):
+        def recursive_function(depth):
+            if depth:
+                recursive_function(depth - 1)
+        for max_depth in (4, 5, 25):
+            with support.infinite_recursion(max_depth):
+                available = support.get_recursion_available()
+                recursive_function(available)
+                try:
+                    recursive_function(available + 1)
+                except RecursionError:
+                    pass
+                else:
+                    self.fail("RecursionError was not raised")
+
+result = unittest.TextTestRunner(verbosity=0).run(unittest.TestSuite([T("test")]))
+print("ok" if result.wasSuccessful() else "failed")
+""", env=JIT_ENV)
+    assert out.strip().endswith("ok"), out
