@@ -66,7 +66,11 @@ def extensions():
         ["pyjion/_codegen.cpp"] + sorted(glob.glob("pyjion/codegen/*.cpp")) + sorted(glob.glob("pyjion/codegen/*.c")),
         include_dirs=["pyjion", pybind11.get_include(), os.path.join(asmjit, "include")],
         depends=glob.glob("pyjion/codegen/*.h") + glob.glob("pyjion/codegen/*.def") + glob.glob("pyjion/*.h"),
-        define_macros=[("ASMJIT_STATIC", "1")] + ([("PYJION_DEBUG", "1")] if debug else []),
+        # pybind11's default (internals version 4 before Python 3.12) keeps its
+        # internals capsule in the builtins dict, where Python code sees it (a
+        # deepcopy of an exec() namespace then meets an unpicklable PyCapsule);
+        # version 5 keeps it in the interpreter's state dict instead.
+        define_macros=[("ASMJIT_STATIC", "1"), ("PYBIND11_INTERNALS_VERSION", "5")] + ([("PYJION_DEBUG", "1")] if debug else []),
         extra_compile_args=opt + ["-std=c++17", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter",
                                   "-Wno-missing-field-initializers"],
         extra_objects=[os.path.join(asmjit, "lib", "libasmjit.a")],

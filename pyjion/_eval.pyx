@@ -54,6 +54,7 @@ cdef extern from "cpython311.h":
     PyObject **pyj_frame_locals(PyjFrame *f) noexcept
     int pyj_tracing(PyThreadState *ts) noexcept
     void *pyj_code_extra(PyCodeObject *co, Py_ssize_t index) noexcept
+    int pyj_code_set_extra(PyCodeObject *co, Py_ssize_t index, void *value) noexcept
     int pyj_code_argcount(PyCodeObject *co) noexcept
     int pyj_frame_is_resume(PyjFrame *f) noexcept
     int pyj_frame_creates_generator(PyjFrame *f) noexcept
@@ -132,7 +133,7 @@ cdef inline PyjRecord *record_for(PyCodeObject *co) noexcept:
     rec = pyj_record_new()
     if rec == NULL:
         return NULL
-    if _PyCode_SetExtra(<PyObject *>co, g_extra_index, rec) < 0:
+    if pyj_code_set_extra(co, g_extra_index, rec) < 0:
         PyErr_Clear()
         pyj_record_free(rec)
         return NULL

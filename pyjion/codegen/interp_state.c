@@ -14,6 +14,11 @@ const void *pyj_eval_breaker_address(void)
     return &PyInterpreterState_Get()->ceval.eval_breaker;
 }
 
+PyObject *pyj_builtin_len(void)
+{
+    return _PyInterpreterState_GET()->callable_cache.len;
+}
+
 int pyj_gil_drop_requested(PyThreadState *ts)
 {
     return _Py_atomic_load_relaxed(&ts->interp->ceval.gil_drop_request) != 0;

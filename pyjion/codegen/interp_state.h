@@ -32,6 +32,10 @@ PyObject *pyj_eval_frame(PyThreadState *ts, struct _PyInterpreterFrame *frame);
 // Another thread asked this one to drop the GIL.
 int pyj_gil_drop_requested(PyThreadState *ts);
 
+// The builtin len() the interpreter's PRECALL_NO_KW_LEN recognises
+// (interp->callable_cache.len).
+PyObject *pyj_builtin_len(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,7 @@
 #include "compiler.h"
 
 #include "../codegen_api.h"
+#include "interp_state.h"
 #include "opcodes.h"
 #include "direct_call.h"
 #include "runtime.h"
@@ -36,6 +37,58 @@ void precall_unpack_method(PyObject **base)
     Py_DECREF(bound);
 }
 
+// The calls that the interpreter's specialised PRECALL forms (3.11 ceval.c:
+// PRECALL_NO_KW_BUILTIN_FAST, PRECALL_BUILTIN_FAST_WITH_KEYWORDS,
+// PRECALL_NO_KW_LEN, PRECALL_NO_KW_METHOD_DESCRIPTOR_FAST,
+// PRECALL_METHOD_DESCRIPTOR_FAST_WITH_KEYWORDS) make straight to the C
+// function, on the same conditions (Python/specialize.c and the DEOPT_IFs).
+// PyObject_Vectorcall's builtin paths count one level of recursion depth for
+// the call (cfunction_enter_call, method_enter_call); warm (quickened)
+// interpreter code does not, and the depth that code below such a call sees
+// (RecursionError, sys.setrecursionlimit's "limit is too low" check) must match
+// it: contextlib's __enter__ resumes its generator through next(), a
+// METH_FASTCALL builtin. Returns false if the call is none of these.
+static inline bool call_c_direct(PyObject *callable, PyObject **args, Py_ssize_t total, Py_ssize_t nkw,
+                                 PyObject *kwnames, PyObject **res)
+{
+    PyTypeObject *type = Py_TYPE(callable);
+    if (type == &PyCFunction_Type) {
+        PyCFunction cfunc = PyCFunction_GET_FUNCTION(callable);
+        int flags = PyCFunction_GET_FLAGS(callable);
+        if (cfunc == nullptr) return false;
+        if (flags == METH_FASTCALL && nkw == 0) {
+            *res = ((_PyCFunctionFast)(void (*)(void))cfunc)(PyCFunction_GET_SELF(callable), args, total);
+            return true;
+        }
+        if (flags == (METH_FASTCALL | METH_KEYWORDS)) {
+            *res = ((_PyCFunctionFastWithKeywords)(void (*)(void))cfunc)(PyCFunction_GET_SELF(callable), args,
+                                                                         total - nkw, kwnames);
+            return true;
+        }
+        if (total == 1 && nkw == 0 && callable == pyj_builtin_len()) {
+            Py_ssize_t n = PyObject_Length(args[0]);
+            *res = n < 0 ? nullptr : PyLong_FromSsize_t(n);
+            return true;
+        }
+        return false;
+    }
+    if (type == &PyMethodDescr_Type && nkw == 0 && total >= 1) {
+        PyMethodDescrObject *descr = (PyMethodDescrObject *)callable;
+        PyMethodDef *meth = descr->d_method;
+        if (Py_TYPE(args[0]) != descr->d_common.d_type) return false;
+        if (meth->ml_flags == METH_FASTCALL) {
+            *res = ((_PyCFunctionFast)(void (*)(void))meth->ml_meth)(args[0], args + 1, total - 1);
+            return true;
+        }
+        if (meth->ml_flags == (METH_FASTCALL | METH_KEYWORDS)) {
+            *res = ((_PyCFunctionFastWithKeywords)(void (*)(void))meth->ml_meth)(args[0], args + 1, total - 1,
+                                                                                 nullptr);
+            return true;
+        }
+    }
+    return false;
+}
+
 // CALL: base points at [NULL or method, callable or self, args...] (oparg
 // arguments after the callable slot). Consumes everything. A call to a plain
 // Python function leaves prev_instr at the CALL's last inline cache entry
@@ -59,8 +112,11 @@ PyObject *call(PyObject **base, int oparg, PyObject *kwnames, _PyInterpreterFram
     Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
     // args[-1] is a stack slot we own (the NULL or the callable itself), so the
     // callee may borrow it (PY_VECTORCALL_ARGUMENTS_OFFSET).
-    PyObject *res = PyObject_Vectorcall(callable, args, (size_t)(total - nkw) | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                        kwnames);
+    PyObject *res;
+    if (py_function || !call_c_direct(callable, args, total, nkw, kwnames, &res)) {
+        res = PyObject_Vectorcall(callable, args, (size_t)(total - nkw) | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                  kwnames);
+    }
     if (res == nullptr && py_function && PyThreadState_Get()->curexc_traceback == nullptr) {
         // no traceback entry: the callee's frame never ran (its arguments did
         // not bind), which the interpreter reports at the CALL itself

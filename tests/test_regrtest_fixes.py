@@ -1,0 +1,218 @@
+"""Regression tests for differences CPython's own regression suite showed
+between stock CPython and pyjion (docs/regrtest-3.11.md). Each runs in a fresh
+interpreter with PYJION=1 PYJION_THRESHOLD=0, as tools/regrtest.py does."""
+from jitcheck import check_python
+
+JIT_ENV = {"PYJION": "1", "PYJION_THRESHOLD": "0"}
+
+# test_code: a tool that registers a code-extra free function after pyjion (as
+# test_code does with a ctypes callback). CPython's code_dealloc calls every
+# registered free function for every extra slot below ce_size, empty or not;
+# pyjion's records must not size co_extra to cover the tool's index, or CPython
+# calls the tool's free function (with NULL) for every code object pyjion ran,
+# including at interpreter exit, where a ctypes callback crashes.
+FREE_FUNC_SETUP = """
+import ctypes, gc, pyjion
+py = ctypes.pythonapi
+freefunc = ctypes.CFUNCTYPE(None, ctypes.c_voidp)
+py._PyEval_RequestCodeExtraIndex.argtypes = (freefunc,)
+py._PyEval_RequestCodeExtraIndex.restype = ctypes.c_ssize_t
+py._PyCode_SetExtra.argtypes = (ctypes.py_object, ctypes.c_ssize_t, ctypes.c_voidp)
+py._PyCode_SetExtra.restype = ctypes.c_int
+py._PyCode_GetExtra.argtypes = (ctypes.py_object, ctypes.c_ssize_t, ctypes.POINTER(ctypes.c_voidp))
+py._PyCode_GetExtra.restype = ctypes.c_int
+assert pyjion.is_enabled()
+freed = []
+LAST_FREED = None
+def myfree(ptr):
+    global LAST_FREED          # STORE_GLOBAL, as test_code's free function does
+    LAST_FREED = ptr
+    freed.append(ptr)
+FREE = freefunc(myfree)
+INDEX = py._PyEval_RequestCodeExtraIndex(FREE)
+assert INDEX >= 1, INDEX      # pyjion's index was requested at start-up
+
+def fresh(k):
+    ns = {}
+    exec("def f(a):\\n    return a + %d\\n" % k, ns)
+    return ns["f"]
+"""
+
+
+def test_other_tools_free_function_not_called_for_code_only_pyjion_ran():
+    out = check_python(FREE_FUNC_SETUP + """
+fns = [fresh(k) for k in range(20)]
+assert [f(1) for f in fns] == [k + 1 for k in range(20)]
+assert all(pyjion.info(f).compiled for f in fns)
+del fns
+gc.collect()
+print("freed", freed)
+# and functions that stay alive until exit (module-level, like test modules'):
+def kept(a):
+    return a * 2
+assert kept(21) == 42 and pyjion.info(kept).compiled
+""", env=JIT_ENV)
+    assert "freed []" in out
+
+
+def test_tool_extra_and_pyjion_record_share_a_code_object():
+    # Both orders: the tool's slot set after pyjion's record, and before it.
+    out = check_python(FREE_FUNC_SETUP + """
+value = ctypes.c_voidp()
+f = fresh(1)
+assert f(1) == 2 and pyjion.info(f).compiled            # pyjion's record first
+assert py._PyCode_GetExtra(f.__code__, INDEX, value) == 0 and value.value is None
+assert py._PyCode_SetExtra(f.__code__, INDEX, ctypes.c_voidp(100)) == 0
+assert py._PyCode_GetExtra(f.__code__, INDEX, value) == 0 and value.value == 100
+assert f(2) == 3 and pyjion.info(f).compiled and pyjion.info(f).run_count == 2
+del f
+gc.collect()
+assert freed == [100], freed
+
+g = fresh(2)
+assert py._PyCode_SetExtra(g.__code__, INDEX, ctypes.c_voidp(200)) == 0   # the tool first
+assert g(1) == 3 and pyjion.info(g).compiled
+assert py._PyCode_GetExtra(g.__code__, INDEX, value) == 0 and value.value == 200
+del g
+gc.collect()
+assert freed == [100, 200], freed
+print("ok")
+""", env=JIT_ENV)
+    assert "ok" in out
+
+
+# test_getpath: pybind11 (internals version 4, its default before Python 3.12)
+# keeps its internals in a PyCapsule in the builtins dict; exec() puts that dict
+# in a namespace as __builtins__, and copy.deepcopy of the namespace then fails
+# with "cannot pickle 'PyCapsule' object". pyjion._codegen keeps them in the
+# interpreter's state dict instead.
+def test_builtins_hold_no_capsule_after_pyjion_starts():
+    out = check_python("""
+import builtins, copy, sys
+import pyjion
+assert pyjion.is_enabled() and "pyjion._codegen" in sys.modules
+print("capsules", [k for k, v in vars(builtins).items() if type(v).__name__ == "PyCapsule"])
+ns = {"x": 1}
+exec("y = x + 1", ns)                  # adds __builtins__ (the builtins dict)
+assert "__builtins__" in ns
+ns2 = copy.deepcopy(ns)                # what test_getpath does before each exec
+assert ns2["y"] == 2
+import pyjion._codegen
+code = pyjion._codegen.compile((lambda a: a + 1).__code__)   # pybind11 still works
+assert code.size > 0
+print("ok")
+""", env=JIT_ENV)
+    assert "capsules []" in out
+    assert "ok" in out
+
+
+# test_support (test_recursion): the recursion depth that Python code called
+# from a builtin sees. PyObject_Vectorcall counts one level for every builtin
+# call; the interpreter's specialised (warm) calls of METH_FASTCALL builtins and
+# method descriptors and of len() do not. contextlib's __enter__ resumes its
+# generator through next(), so under the JIT the generator ran one level deeper
+# than in warm stock code, and support.infinite_recursion(4)'s
+# sys.setrecursionlimit() call found the depth already at the new limit.
+DEPTH_PROBES = """
+import _testinternalcapi
+
+def here():
+    return _testinternalcapi.get_recursion_depth()
+
+seen = []
+
+def record(x=None):
+    seen.append(here())
+    return x
+
+def gen():
+    yield here()
+
+class Sized:
+    def __len__(self):
+        return here()
+
+class Shown:
+    def __repr__(self):
+        return str(here())
+
+class Hashed:
+    def __hash__(self):
+        return record(1)
+
+def via_next():                    # METH_FASTCALL builtin
+    return next(gen()) - here()
+
+def via_sorted():                  # METH_FASTCALL | METH_KEYWORDS builtin, with a keyword
+    sorted([1], key=record)
+    return seen.pop() - here()
+
+def via_len():                     # len(): the interpreter's PRECALL_NO_KW_LEN
+    return len(Sized()) - here()
+
+def via_repr():                    # METH_O builtin (and PyObject_Repr): counted, warm or not
+    return int(repr(Shown())) - here()
+
+def via_method_fast():             # METH_FASTCALL method descriptor: dict.setdefault
+    {}.setdefault(Hashed(), 0)
+    return seen.pop() - here()
+
+def via_method_kw():               # method descriptor called with a keyword: counted
+    [3, 1].sort(key=record)
+    seen.pop()
+    return seen.pop() - here()
+"""
+
+PROBE_NAMES = ["via_next", "via_sorted", "via_len", "via_repr", "via_method_fast", "via_method_kw"]
+
+
+def _depths(ns):
+    return {name: ns[name]() for name in PROBE_NAMES}
+
+
+def test_recursion_depth_below_builtin_calls_matches_warm_interpreter():
+    import pyjion
+    from jitcheck import jit_off, jit_on
+    with jit_off():
+        ns = {}
+        exec(compile(DEPTH_PROBES, "<depth-stock>", "exec"), ns)
+        for _ in range(200):          # warm up: quickened, calls specialised
+            stock = _depths(ns)
+    with jit_on():
+        ns = {}
+        exec(compile(DEPTH_PROBES, "<depth-jit>", "exec"), ns)
+        jit = _depths(ns)
+        for name in PROBE_NAMES:
+            assert pyjion.info(ns[name]).compiled, name
+    assert jit == stock
+    assert stock["via_next"] == 1          # the generator's frame; nothing for next()
+    assert stock["via_method_kw"] == stock["via_next"] + 1   # counted, warm or not
+
+
+def test_contextmanager_recursion_limit_as_test_support_sets_it():
+    # test_support.test_recursion's last step, in a fresh interpreter with the
+    # JIT forced (contextlib's code compiled from its first call).
+    out = check_python("""
+import unittest
+from test import support
+
+class T(unittest.TestCase):
+    def test(self):
+        def recursive_function(depth):
+            if depth:
+                recursive_function(depth - 1)
+        for max_depth in (4, 5, 25):
+            with support.infinite_recursion(max_depth):
+                available = support.get_recursion_available()
+                recursive_function(available)
+                try:
+                    recursive_function(available + 1)
+                except RecursionError:
+                    pass
+                else:
+                    self.fail("RecursionError was not raised")
+
+result = unittest.TextTestRunner(verbosity=0).run(unittest.TestSuite([T("test")]))
+print("ok" if result.wasSuccessful() else "failed")
+""", env=JIT_ENV)
+    assert out.strip().endswith("ok"), out
