@@ -46,7 +46,9 @@ pyjion.enable(threshold=0)
 n, msg = measure()
 print(n, msg)
 n2, msg2 = measure()           # and again: the first overflow left nothing broken
-print(n2 == n, msg2 == msg)
+# (the first run's outermost call went through the hook, which compiled r, and
+# so used a few hundred bytes more C stack than the direct calls after it)
+print(abs(n2 - n) <= 64, msg2 == msg)
 print(sum(range(10)))
 """, timeout=120)
     first, second, last = out.splitlines()

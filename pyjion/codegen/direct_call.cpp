@@ -127,9 +127,22 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
         result = pyj_eval_frame(ts, frame);   // the hook decides (or the interpreter runs it)
     }
 
-    clear_frame(ts, frame);
-    ts->datastack_top = base;   // a frame inside the chunk: popping is resetting the top
+    finish_frame(ts, frame);
     return result;
+}
+
+void finish_frame(PyThreadState *ts, _PyInterpreterFrame *frame)
+{
+    clear_frame(ts, frame);
+    // The frame was pushed inside the current chunk: popping is resetting the top.
+    ts->datastack_top = reinterpret_cast<PyObject **>(frame);
+}
+
+int32_t cstack_floor_tls_offset()
+{
+    uintptr_t tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));   // x86-64 glibc: the thread pointer points at itself
+    return static_cast<int32_t>(reinterpret_cast<uintptr_t>(&pyj_stack_floor) - tp);
 }
 
 }  // namespace pyjion::direct

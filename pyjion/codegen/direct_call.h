@@ -10,6 +10,9 @@
 #include "../codegen_api.h"
 #include "frame_layout.h"
 
+#include <asmjit/x86.h>
+#include <cstdint>
+
 namespace pyjion::direct {
 
 // Kept up to date by the hook (pyjion/_eval.pyx) through the capsule API.
@@ -25,4 +28,28 @@ extern PyjionHookState hook_state;
 // generic call.
 PyObject *try_call(PyThreadState *ts, PyObject *func, PyObject *const *args, Py_ssize_t nargs, bool *done);
 
+// ---- the inline call sequence (direct_call_emit.cpp) and its runtime pieces ----
+
+// Releases a directly called frame whose machine code has returned (3.11's
+// _PyFrame_Clear, frame objects included) and pops it off the data stack.
+void finish_frame(PyThreadState *ts, _PyInterpreterFrame *frame);
+
+// The thread-pointer-relative offset of this thread's C stack floor (the
+// C-stack guard's limit; 0 until measured), for a `fs:` load in machine code.
+int32_t cstack_floor_tls_offset();
+
 }  // namespace pyjion::direct
+
+namespace pyjion {
+class Compiler;
+
+// At a CALL with `nargs` positional arguments (no keyword names) and the
+// callable in value-stack slot `base` or `base + 1`: machine code that, when
+// the callee is a plain Python function taking exactly these arguments and is
+// already compiled (and nothing needs to see the call), pushes its frame and
+// enters its machine code, then jumps to `done` with the result (or NULL) in
+// rax and prev_instr at `cache_unit`. Anything else jumps to `generic`.
+void emit_direct_call(Compiler &c, int base, int nargs, int cache_unit, const asmjit::Label &generic,
+                      const asmjit::Label &done);
+
+}  // namespace pyjion

@@ -825,7 +825,11 @@ void Compiler::visit_CALL(const Instr &ins)
     // After PRECALL the model holds [.., NULL/method, callable/self]; the
     // arguments are still in the slots above.
     int base = depth_ - 2;
+    int cache_unit = ins.next - 1;   // the last inline cache entry
     em_.set_prev_instr(ins.index);
+    Label generic = a.newLabel(), called = a.newLabel();
+    if (kwnames == nullptr) emit_direct_call(*this, base, ins.oparg, cache_unit, generic, called);
+    a.bind(generic);
     slot_address(*this, x86::rdi, base);
     a.mov(x86::esi, ins.oparg);
     if (kwnames != nullptr) {
@@ -834,10 +838,10 @@ void Compiler::visit_CALL(const Instr &ins)
         a.xor_(x86::edx, x86::edx);
     }
     a.mov(x86::rcx, Emitter::frame);
-    int cache_unit = ins.next - 1;   // the last inline cache entry
     a.lea(x86::r8, x86::ptr(Emitter::first_instr, cache_unit * 2));
     a.mov(x86::r9, Emitter::tstate);
     CALL(objrt::call);
+    a.bind(called);
     drop(2);
     // Error: the traceback entry names the unit prev_instr was left at.
     int depth = depth_, unit = ins.index;

@@ -1,0 +1,170 @@
+// The inline sequence of a direct call (see direct_call.h): every check is a
+// few loads and compares, the callee's frame is filled in place, and only the
+// release of the finished frame is a C call. Cases it does not take (defaults
+// to fill in, a full data-stack chunk, a callee not compiled yet, a tracer or
+// the profiler active) go to the generic path, which still calls directly
+// where it can (direct::try_call).
+#include "compiler.h"
+#include "direct_call.h"
+
+#include "../code_extra.h"
+#include "../record.h"
+
+#include <cstddef>
+
+namespace pyjion {
+
+using namespace asmjit;
+
+namespace {
+
+constexpr int kNotDirect = CO_VARARGS | CO_VARKEYWORDS | CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR |
+                           CO_ITERABLE_COROUTINE;
+constexpr int32_t kFrameSlots = FRAME_SPECIALS_SIZE;
+
+// Frame fields the sequence writes (the rest are in frame_layout.h).
+constexpr int32_t kFrameCode = offsetof(_PyInterpreterFrame, f_code);
+constexpr int32_t kFrameLocals = offsetof(_PyInterpreterFrame, f_locals);
+constexpr int32_t kFrameObj = offsetof(_PyInterpreterFrame, frame_obj);
+constexpr int32_t kFrameOwner = offsetof(_PyInterpreterFrame, owner);
+
+}  // namespace
+
+void emit_direct_call(Compiler &c, int base, int nargs, int cache_unit, const Label &generic, const Label &done)
+{
+    auto &a = c.as();
+    auto &em = c.em();
+    Label is_method = a.newLabel(), selected = a.newLabel();
+    Label copy_done = a.newLabel(), null_loop = a.newLabel(), nulls_done = a.newLabel();
+
+    // rdi = the callable, rsi = its first argument, edx = the argument count:
+    // [NULL, func, args...] or [method, self, args...].
+    a.mov(x86::rdi, em.stack(base));
+    a.test(x86::rdi, x86::rdi);
+    a.jnz(is_method);
+    a.mov(x86::rdi, em.stack(base + 1));
+    a.lea(x86::rsi, em.stack(base + 2));
+    a.mov(x86::edx, nargs);
+    a.jmp(selected);
+    a.bind(is_method);
+    a.lea(x86::rsi, em.stack(base + 1));
+    a.mov(x86::edx, nargs + 1);
+    a.bind(selected);
+
+    // A plain Python function (vectorcall not replaced) whose code takes
+    // exactly these positional arguments and makes no generator.
+    em.load_address(x86::rax, &PyFunction_Type);
+    a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
+    a.jne(generic);
+    em.load_address(x86::rax, reinterpret_cast<const void *>(&_PyFunction_Vectorcall));
+    a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyFunctionObject, vectorcall)), x86::rax);
+    a.jne(generic);
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyFunctionObject, func_code)));
+    a.mov(x86::eax, x86::dword_ptr(x86::rcx, offsetof(PyCodeObject, co_flags)));
+    a.and_(x86::eax, kNotDirect | CO_OPTIMIZED);
+    a.cmp(x86::eax, CO_OPTIMIZED);
+    a.jne(generic);
+    a.cmp(x86::dword_ptr(x86::rcx, offsetof(PyCodeObject, co_argcount)), x86::edx);
+    a.jne(generic);
+    a.cmp(x86::dword_ptr(x86::rcx, offsetof(PyCodeObject, co_kwonlyargcount)), 0);
+    a.jne(generic);
+
+    // Its record says compiled, and the hook need not see the call (as in
+    // direct::compiled_record): installed, no profiler, no tracer.
+    em.load_address(x86::r8, &direct::hook_state);
+    a.cmp(x86::dword_ptr(x86::r8, offsetof(PyjionHookState, installed)), 0);
+    a.je(generic);
+    a.cmp(x86::dword_ptr(x86::r8, offsetof(PyjionHookState, profiling)), 0);
+    a.jne(generic);
+    a.mov(x86::r10, x86::qword_ptr(x86::r8, offsetof(PyjionHookState, record_index)));
+    a.test(x86::r10, x86::r10);
+    a.js(generic);
+    a.mov(x86::r9, x86::qword_ptr(x86::rcx, offsetof(PyCodeObject, co_extra)));
+    a.test(x86::r9, x86::r9);
+    a.jz(generic);
+    a.cmp(x86::r10, x86::qword_ptr(x86::r9, offsetof(PyjCodeExtraLayout, ce_size)));
+    a.jge(generic);
+    a.mov(x86::r9, x86::qword_ptr(x86::r9, x86::r10, 3, offsetof(PyjCodeExtraLayout, ce_extras)));
+    a.test(x86::r9, x86::r9);
+    a.jz(generic);
+    a.cmp(x86::dword_ptr(x86::r9, offsetof(PyjRecord, state)), PYJ_COMPILED);
+    a.jne(generic);
+    a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+    a.cmp(x86::byte_ptr(x86::rax, layout::kCFrameUseTracing), 0);
+    a.jne(generic);
+
+    // The C stack guard: below this thread's floor (or before it is
+    // measured) the generic path decides.
+    x86::Mem floor = x86::qword_ptr_abs(static_cast<uint64_t>(static_cast<int64_t>(direct::cstack_floor_tls_offset())));
+    floor.setSegment(x86::fs);
+    a.mov(x86::rax, floor);
+    a.test(x86::rax, x86::rax);
+    a.jz(generic);
+    a.cmp(x86::rsp, x86::rax);
+    a.jb(generic);
+
+    // Room for the frame in the current data-stack chunk (as 3.11 sizes it).
+    a.mov(x86::eax, x86::dword_ptr(x86::rcx, offsetof(PyCodeObject, co_nlocalsplus)));
+    a.add(x86::eax, x86::dword_ptr(x86::rcx, offsetof(PyCodeObject, co_stacksize)));
+    a.add(x86::eax, kFrameSlots);
+    a.mov(x86::r10, x86::qword_ptr(Emitter::tstate, offsetof(PyThreadState, datastack_top)));
+    a.test(x86::r10, x86::r10);
+    a.jz(generic);
+    a.lea(x86::r11, x86::ptr(x86::r10, x86::rax, 3));
+    a.cmp(x86::r11, x86::qword_ptr(Emitter::tstate, offsetof(PyThreadState, datastack_limit)));
+    a.jae(generic);
+
+    // Committed. The frame at r10 takes the callable's and the arguments'
+    // references, as _PyFrame_InitializeSpecials and the interpreter's CALL do.
+    a.mov(x86::qword_ptr(Emitter::tstate, offsetof(PyThreadState, datastack_top)), x86::r11);
+    a.mov(x86::qword_ptr(x86::r10, layout::kFrameFunc), x86::rdi);
+    em.incref(x86::rcx);
+    a.mov(x86::qword_ptr(x86::r10, kFrameCode), x86::rcx);
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(PyFunctionObject, func_builtins)));
+    a.mov(x86::qword_ptr(x86::r10, layout::kFrameBuiltins), x86::rax);
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(PyFunctionObject, func_globals)));
+    a.mov(x86::qword_ptr(x86::r10, layout::kFrameGlobals), x86::rax);
+    a.mov(x86::qword_ptr(x86::r10, kFrameLocals), 0);
+    a.mov(x86::eax, x86::dword_ptr(x86::rcx, offsetof(PyCodeObject, co_nlocalsplus)));
+    a.mov(x86::dword_ptr(x86::r10, layout::kFrameStackTop), x86::eax);
+    a.mov(x86::qword_ptr(x86::r10, kFrameObj), 0);
+    a.lea(x86::r11, x86::ptr(x86::rcx, static_cast<int32_t>(offsetof(PyCodeObject, co_code_adaptive)) - 2));
+    a.mov(x86::qword_ptr(x86::r10, layout::kFramePrevInstr), x86::r11);
+    a.mov(x86::byte_ptr(x86::r10, layout::kFrameIsEntry), 0);
+    a.mov(x86::byte_ptr(x86::r10, kFrameOwner), FRAME_OWNED_BY_THREAD);
+    // localsplus[0 .. nargs) = the arguments; the rest (eax slots in all) NULL.
+    for (int i = 0; i <= nargs; i++) {
+        if (i == nargs) {
+            a.cmp(x86::edx, nargs);   // a method call has one argument more
+            a.je(copy_done);
+        }
+        a.mov(x86::r11, x86::qword_ptr(x86::rsi, 8 * i));
+        a.mov(x86::qword_ptr(x86::r10, layout::local_offset(i)), x86::r11);
+    }
+    a.bind(copy_done);
+    a.bind(null_loop);
+    a.cmp(x86::edx, x86::eax);
+    a.jge(nulls_done);
+    a.mov(x86::qword_ptr(x86::r10, x86::rdx, 3, layout::kFrameLocalsPlus), 0);
+    a.inc(x86::edx);
+    a.jmp(null_loop);
+    a.bind(nulls_done);
+
+    // Enter the callee's machine code; the traceback of an exception coming
+    // out of it names this CALL's last cache entry, as in the interpreter.
+    a.inc(x86::qword_ptr(x86::r9, offsetof(PyjRecord, calls)));
+    em.set_prev_instr(cache_unit);
+    a.mov(x86::r15, x86::r10);
+    a.mov(x86::rdi, Emitter::tstate);
+    a.mov(x86::rsi, x86::r10);
+    a.xor_(x86::edx, x86::edx);
+    a.call(x86::qword_ptr(x86::r9, offsetof(PyjRecord, entry)));
+    a.mov(x86::r14, x86::rax);
+    a.mov(x86::rdi, Emitter::tstate);
+    a.mov(x86::rsi, x86::r15);
+    PYJ_CALL(c, direct::finish_frame);
+    a.mov(x86::rax, x86::r14);
+    a.jmp(done);
+}
+
+}  // namespace pyjion
