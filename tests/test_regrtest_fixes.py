@@ -1,7 +1,7 @@
 """Regression tests for differences CPython's own regression suite showed
 between stock CPython and pyjion (docs/regrtest-3.11.md). Each runs in a fresh
 interpreter with PYJION=1 PYJION_THRESHOLD=0, as tools/regrtest.py does."""
-from jitcheck import check_python
+from jitcheck import check_python, run_python
 
 JIT_ENV = {"PYJION": "1", "PYJION_THRESHOLD": "0"}
 
@@ -170,31 +170,48 @@ def _depths(ns):
     return {name: ns[name]() for name in PROBE_NAMES}
 
 
-def test_recursion_depth_below_builtin_calls_matches_warm_interpreter():
+def test_recursion_depth_below_builtin_calls_matches_the_interpreter_cold_and_warm():
+    # 3.11 counts a recursion level for a call to a C function until the
+    # calling code is warm (8 RESUMEs/backward jumps: quickened, calls
+    # specialised), and not after; compiled code keeps the same count.
     import pyjion
     from jitcheck import jit_off, jit_on
+
+    def runs(jit):
+        ns = {}
+        exec(compile(DEPTH_PROBES, "<depth-%s>" % ("jit" if jit else "stock"), "exec"), ns)
+        cold = _depths(ns)
+        for _ in range(200):
+            warm = _depths(ns)
+        if jit:
+            for name in PROBE_NAMES:
+                assert pyjion.info(ns[name]).compiled, name
+        return cold, warm
+
     with jit_off():
-        ns = {}
-        exec(compile(DEPTH_PROBES, "<depth-stock>", "exec"), ns)
-        for _ in range(200):          # warm up: quickened, calls specialised
-            stock = _depths(ns)
+        stock_cold, stock_warm = runs(False)
     with jit_on():
-        ns = {}
-        exec(compile(DEPTH_PROBES, "<depth-jit>", "exec"), ns)
-        jit = _depths(ns)
-        for name in PROBE_NAMES:
-            assert pyjion.info(ns[name]).compiled, name
-    assert jit == stock
-    assert stock["via_next"] == 1          # the generator's frame; nothing for next()
-    assert stock["via_method_kw"] == stock["via_next"] + 1   # counted, warm or not
+        jit_cold, jit_warm = runs(True)
+    assert jit_cold == stock_cold
+    assert jit_warm == stock_warm
+    assert stock_cold != stock_warm        # the probes see the difference
+    assert stock_warm["via_next"] == 1     # the generator's frame; nothing for next()
+    assert stock_warm["via_method_kw"] == stock_warm["via_next"] + 1   # counted, warm or not
 
 
 def test_contextmanager_recursion_limit_as_test_support_sets_it():
-    # test_support.test_recursion's last step, in a fresh interpreter with the
-    # JIT forced (contextlib's code compiled from its first call).
-    out = check_python("""
+    # test_support.test_recursion's last step in a fresh interpreter, once
+    # with contextlib cold and once warmed up (as it is by the time regrtest
+    # gets there): with the JIT forced, the outcome is the interpreter's.
+    script = """
+import sys
 import unittest
 from test import support
+
+if sys.argv[1] == "warm":
+    for _ in range(20):
+        with support.infinite_recursion(1000):
+            pass
 
 class T(unittest.TestCase):
     def test(self):
@@ -214,5 +231,54 @@ class T(unittest.TestCase):
 
 result = unittest.TextTestRunner(verbosity=0).run(unittest.TestSuite([T("test")]))
 print("ok" if result.wasSuccessful() else "failed")
-""", env=JIT_ENV)
-    assert out.strip().endswith("ok"), out
+"""
+    for state in ("cold", "warm"):
+        stock = check_python(script, args=(state,)).strip().splitlines()[-1]
+        jit = check_python(script, args=(state,), env=JIT_ENV).strip().splitlines()[-1]
+        assert jit == stock, state
+        if state == "warm":
+            assert jit == "ok"
+
+
+def test_cold_code_counts_c_calls_as_the_interpreter_does():
+    # test_exceptions.test_recursion_normalizing_exception: module code run
+    # once calls gen.throw (a METH_FASTCALL method) at the recursion limit;
+    # cold, the interpreter counts that C call and raises there, before the
+    # generator is resumed, so the generator is finalised at exit.
+    script = """
+import sys
+from _testinternalcapi import get_recursion_depth
+
+class Resource:
+    def __del__(self):
+        print("finalised", file=sys.stderr)
+
+def recurse(cnt):
+    cnt -= 1
+    if cnt:
+        recurse(cnt)
+    else:
+        generator.throw(KeyError)
+
+def gen():
+    r = Resource()
+    yield
+
+generator = gen()
+next(generator)
+limit = sys.getrecursionlimit()
+depth = get_recursion_depth()
+try:
+    sys.setrecursionlimit(depth + 2)
+    try:
+        recurse(2)
+    finally:
+        sys.setrecursionlimit(limit)
+except RecursionError as e:
+    message = str(e)
+print(message)
+"""
+    stock = run_python(script)
+    jit = run_python(script, env=JIT_ENV)
+    assert stock.stdout == "maximum recursion depth exceeded while calling a Python object\n"
+    assert (jit.stdout, jit.stderr, jit.returncode) == (stock.stdout, stock.stderr, stock.returncode)

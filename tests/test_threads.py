@@ -277,13 +277,17 @@ def spin(n):
 pyjion.enable(threshold=0)
 spin(1)
 # The address of the interpreter's eval_breaker flag, as the compiled RESUME
-# check loads it (movabs rax, <address>; cmp dword ptr [rax], 0).
+# check loads it (movabs rax, <address>; cmp dword ptr [rax], 0), after the
+# warm-up count.
 code = pyjion._compiled_code(spin)
 resume = [b[0] for b in code.boundaries if b[2] == "RESUME"][0]
 md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
-insns = list(md.disasm(code.code[resume:resume + 40], 0))
-assert insns[0].mnemonic == "movabs" and insns[1].mnemonic == "cmp", insns
-breaker = ctypes.c_int.from_address(int(insns[0].op_str.split(",")[1], 16))
+insns = list(md.disasm(code.code[resume:resume + 80], 0))
+pairs = [(a, b) for a, b in zip(insns, insns[1:])
+         if a.mnemonic == "movabs" and a.op_str.startswith("rax,") and b.mnemonic == "cmp"
+         and b.op_str == "dword ptr [rax], 0"]
+assert pairs, insns
+breaker = ctypes.c_int.from_address(int(pairs[0][0].op_str.split(",")[1], 16))
 
 def settled():
     # give the interpreter a few chances to recompute the flag

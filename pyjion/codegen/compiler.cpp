@@ -50,6 +50,7 @@ void Compiler::compile()
     exit_suspend_ = a.newLabel();
     exit_restore_ = a.newLabel();
 
+    warmup_ = new_site_data<uint64_t>();
     emit_prologue();
     for (size_t k = 0; k < instrs.size(); k++) {
         const Instr &ins = instrs[k];
@@ -404,7 +405,28 @@ void Compiler::visit_NOP(const Instr &) {}
 
 void Compiler::visit_RESUME(const Instr &ins)
 {
+    emit_warmup_tick();
     if (ins.oparg < 2) eval_breaker_check();
+}
+
+void Compiler::emit_warmup_tick()
+{
+    auto &a = em_.as();
+    Label warm = a.newLabel();
+    em_.load_address(x86::rcx, warmup_);
+    a.cmp(x86::qword_ptr(x86::rcx), kWarmupDelay);
+    a.jae(warm);
+    a.inc(x86::qword_ptr(x86::rcx));
+    a.bind(warm);
+}
+
+void Compiler::emit_load_warm(const x86::Gp &dst32)
+{
+    auto &a = em_.as();
+    em_.load_address(x86::rcx, warmup_);
+    a.xor_(dst32, dst32);
+    a.cmp(x86::qword_ptr(x86::rcx), kWarmupDelay);
+    a.setae(dst32.r8());
 }
 
 void Compiler::visit_LOAD_FAST(const Instr &ins)
@@ -601,7 +623,11 @@ void Compiler::visit_JUMP_IF_FALSE_OR_POP(const Instr &ins) { jump_or_pop(ins, f
 void Compiler::visit_JUMP_IF_TRUE_OR_POP(const Instr &ins) { jump_or_pop(ins, true); }
 
 void Compiler::visit_JUMP_FORWARD(const Instr &ins) { jump_to(ins.target); }
-void Compiler::visit_JUMP_BACKWARD(const Instr &ins) { jump_to(ins.target); }
+void Compiler::visit_JUMP_BACKWARD(const Instr &ins)
+{
+    emit_warmup_tick();
+    jump_to(ins.target);
+}
 void Compiler::visit_JUMP_BACKWARD_NO_INTERRUPT(const Instr &ins) { jump_to(ins.target); }
 
 void Compiler::visit_RETURN_VALUE(const Instr &)

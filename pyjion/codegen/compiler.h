@@ -118,6 +118,15 @@ public:
 
     void binary_call(const void *fn, const char *name);
 
+    // 3.11 specialises a code object's instructions once it has run 8 RESUMEs
+    // and backward jumps ("warm-up"); calls to C functions count a recursion
+    // level before that and not after. Machine code keeps the same count so
+    // the C calls it makes count exactly as the interpreter's would.
+    static constexpr uint64_t kWarmupDelay = 8;
+    void emit_warmup_tick();
+    // eax = 1 if this code object is warm, else 0. Clobbers rcx.
+    void emit_load_warm(const x86::Gp &dst32);
+
     // Memory for an inline cache of one site; freed with the machine code.
     template <class T>
     T *new_site_data()
@@ -145,6 +154,7 @@ private:
     std::vector<asmjit::Label> labels_;     // one per instruction
     std::vector<BoundaryMark> boundaries_;
     std::vector<std::unique_ptr<SiteData>> site_data_;
+    uint64_t *warmup_ = nullptr;   // RESUMEs and backward jumps seen, up to kWarmupDelay
     asmjit::Label exit_return_, exit_error_, exit_unlinked_, exit_suspend_, exit_restore_;
 
 public:

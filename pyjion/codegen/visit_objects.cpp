@@ -94,9 +94,13 @@ static inline bool call_c_direct(PyObject *callable, PyObject **args, Py_ssize_t
 // Python function leaves prev_instr at the CALL's last inline cache entry
 // (`py_call_instr`), as the interpreter does when it inlines such a call:
 // f_lasti and the traceback entry of an exception coming out of it show that.
-PyObject *call(PyObject **base, int oparg, PyObject *kwnames, _PyInterpreterFrame *frame,
+PyObject *call(PyObject **base, int oparg_warm, PyObject *kwnames, _PyInterpreterFrame *frame,
                _Py_CODEUNIT *py_call_instr, PyThreadState *ts)
 {
+    // Bit 16: the calling code is warm (Compiler::kWarmupDelay), where the
+    // interpreter would call C functions without counting a recursion level.
+    int oparg = oparg_warm & 0xFFFF;
+    bool warm = (oparg_warm >> 16) & 1;
     int is_meth = base[0] != nullptr;
     PyObject *callable = base[1 - is_meth];
     _Py_CODEUNIT *call_instr = frame->prev_instr;
@@ -113,7 +117,7 @@ PyObject *call(PyObject **base, int oparg, PyObject *kwnames, _PyInterpreterFram
     // args[-1] is a stack slot we own (the NULL or the callable itself), so the
     // callee may borrow it (PY_VECTORCALL_ARGUMENTS_OFFSET).
     PyObject *res;
-    if (py_function || !call_c_direct(callable, args, total, nkw, kwnames, &res)) {
+    if (py_function || !warm || !call_c_direct(callable, args, total, nkw, kwnames, &res)) {
         res = PyObject_Vectorcall(callable, args, (size_t)(total - nkw) | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                   kwnames);
     }
@@ -822,6 +826,7 @@ void Compiler::visit_CALL(const Instr &ins)
         break;
     }
     if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > ins.oparg) unsupported(ins);
+    if (ins.oparg > 0xFFFF) unsupported(ins);   // objrt::call takes it in 16 bits
     // After PRECALL the model holds [.., NULL/method, callable/self]; the
     // arguments are still in the slots above.
     int base = depth_ - 2;
@@ -830,8 +835,10 @@ void Compiler::visit_CALL(const Instr &ins)
     Label generic = a.newLabel(), called = a.newLabel();
     if (kwnames == nullptr) emit_direct_call(*this, base, ins.oparg, cache_unit, generic, called);
     a.bind(generic);
+    emit_load_warm(x86::esi);
+    a.shl(x86::esi, 16);
+    a.or_(x86::esi, ins.oparg);
     slot_address(*this, x86::rdi, base);
-    a.mov(x86::esi, ins.oparg);
     if (kwnames != nullptr) {
         em_.load_address(x86::rdx, kwnames);   // kept alive by co_consts
     } else {
