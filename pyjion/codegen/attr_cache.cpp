@@ -67,9 +67,23 @@ PyMemberDescrObject *plain_slot(PyObject *owner, PyObject *descr, bool store)
 
 bool no_instance_dict(PyTypeObject *tp) { return !(tp->tp_flags & Py_TPFLAGS_MANAGED_DICT) && tp->tp_dictoffset == 0; }
 
-void fill(AttrCache *c, PyTypeObject *tp, uint32_t version, AttrKind kind, int64_t index, void *guard,
+// The entry a new fill for (tp, guard) goes to.
+AttrEntry *entry_for(AttrCache *site, PyTypeObject *tp, AttrKind kind, void *guard)
+{
+    bool per_owner = kind == kAttrClass || kind == kAttrModule;   // many owners share one type
+    for (AttrEntry &e : site->entries) {
+        if (e.type == tp && (!per_owner || e.guard == guard)) return &e;
+    }
+    for (AttrEntry &e : site->entries) {
+        if (e.kind == kAttrEmpty) return &e;
+    }
+    return &site->entries[site->next_victim++ % kAttrWays];
+}
+
+void fill(AttrCache *site, PyTypeObject *tp, uint32_t version, AttrKind kind, int64_t index, void *guard,
           uint64_t guard_version, PyObject *value)
 {
+    AttrEntry *c = entry_for(site, tp, kind, guard);
     c->type = tp;
     c->version = version;
     c->kind = kind;

@@ -58,7 +58,7 @@ enum AttrKind : uint32_t {
     kAttrMethodNoDict,
 };
 
-struct AttrCache {
+struct AttrEntry {
     PyTypeObject *type = nullptr;   // borrowed; only compared
     uint32_t version = 0;
     uint32_t kind = kAttrEmpty;
@@ -66,6 +66,16 @@ struct AttrCache {
     void *guard = nullptr;
     uint64_t guard_version = 0;
     PyObject *value = nullptr;      // borrowed: owned by a dict the guards keep unchanged
+};
+
+// A site's cache: a few entries (polymorphic sites, e.g. a method of a base
+// class called on several subclasses), tried in order by the machine code.
+// The miss helper replaces the entry of the same type (and, for classes and
+// modules, the same owner), else an empty one, else one in turn.
+constexpr int kAttrWays = 4;
+struct AttrCache {
+    AttrEntry entries[kAttrWays];
+    uint32_t next_victim = 0;
 };
 
 struct SiteData {

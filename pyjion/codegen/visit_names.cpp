@@ -143,12 +143,13 @@ void Compiler::visit_DELETE_GLOBAL(const Instr &ins)
 
 // ---- attributes: inline caches ------------------------------------------------
 //
-// LOAD_ATTR, LOAD_METHOD and STORE_ATTR check the site's AttrCache inline
-// (inline_cache.h: the kinds and why their guards suffice) and call the miss
-// helper of attr_cache.cpp, which does the generic operation and refills the
-// cache, when a guard fails. The most common kind of each opcode is inline, the
-// others in a cold stub. Registers on the inline paths: rdi = owner,
-// rcx = the cache, edx = its kind, rax = the value found (borrowed).
+// LOAD_ATTR, LOAD_METHOD and STORE_ATTR check the site's AttrCache
+// (inline_cache.h: the kinds and why their guards suffice). The first entry's
+// most common kind is checked inline; any failed guard moves to the next entry
+// (a cold loop over the others, with every kind), and past the last entry to
+// the miss helper of attr_cache.cpp, which does the generic operation and
+// refills an entry. Registers on these paths: rdi = owner, rcx = the entry,
+// edx = its kind, rax = the value found (borrowed).
 
 namespace {
 
@@ -157,71 +158,87 @@ constexpr int32_t kTypeVersion = offsetof(PyTypeObject, tp_version_tag);
 constexpr int32_t kModuleDict = offsetof(PyModuleObject, md_dict);
 constexpr int32_t kDictVersion = offsetof(PyDictObject, ma_version_tag);
 constexpr int32_t kKeysNentries = offsetof(PyDictKeysObject, dk_nentries);
-constexpr int32_t kCacheType = offsetof(AttrCache, type);
-constexpr int32_t kCacheVersion = offsetof(AttrCache, version);
-constexpr int32_t kCacheKind = offsetof(AttrCache, kind);
-constexpr int32_t kCacheIndex = offsetof(AttrCache, index);
-constexpr int32_t kCacheGuard = offsetof(AttrCache, guard);
-constexpr int32_t kCacheGuardVersion = offsetof(AttrCache, guard_version);
-constexpr int32_t kCacheValue = offsetof(AttrCache, value);
+constexpr int32_t kEntryType = offsetof(AttrEntry, type);
+constexpr int32_t kEntryVersion = offsetof(AttrEntry, version);
+constexpr int32_t kEntryKind = offsetof(AttrEntry, kind);
+constexpr int32_t kEntryIndex = offsetof(AttrEntry, index);
+constexpr int32_t kEntryGuard = offsetof(AttrEntry, guard);
+constexpr int32_t kEntryGuardVersion = offsetof(AttrEntry, guard_version);
+constexpr int32_t kEntryValue = offsetof(AttrEntry, value);
 
 #define CALL_FN(e, fn) (e).call(reinterpret_cast<const void *>(&(fn)), #fn)
 
-// Py_TYPE(owner) is the cached type and still has the cached version tag;
-// then edx = the cache's kind.
-void emit_type_guard(x86::Assembler &a, const Label &miss)
+// Py_TYPE(owner) is the entry's type and still has the entry's version tag;
+// then edx = the entry's kind.
+void emit_type_guard(x86::Assembler &a, const Label &fail)
 {
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, kObType));
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kCacheType));
-    a.jne(miss);
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryType));
+    a.jne(fail);
     a.mov(x86::edx, x86::dword_ptr(x86::rax, kTypeVersion));
-    a.cmp(x86::edx, x86::dword_ptr(x86::rcx, kCacheVersion));
-    a.jne(miss);
-    a.mov(x86::edx, x86::dword_ptr(x86::rcx, kCacheKind));
+    a.cmp(x86::edx, x86::dword_ptr(x86::rcx, kEntryVersion));
+    a.jne(fail);
+    a.mov(x86::edx, x86::dword_ptr(x86::rcx, kEntryKind));
+}
+
+// Binds `next`: rcx moves to the following entry and, if there is one whose
+// type guard holds, continues at `dispatch`; after the last entry, `miss`.
+void emit_next_entry(Emitter &em, AttrCache *cache, const Label &next, const Label &dispatch, const Label &miss)
+{
+    em.cold([=](Emitter &e) {
+        auto &a = e.as();
+        a.bind(next);
+        a.add(x86::rcx, static_cast<int32_t>(sizeof(AttrEntry)));
+        e.load_address(x86::rax, &cache->entries[kAttrWays]);
+        a.cmp(x86::rcx, x86::rax);
+        a.jae(miss);
+        emit_type_guard(a, next);
+        a.jmp(dispatch);
+    });
 }
 
 // The owner has managed-dict values, and the shared keys have not grown since
 // the fill found the name absent from them: the instance cannot shadow.
-void emit_no_shadow_values(x86::Assembler &a, const Label &miss)
+void emit_no_shadow_values(x86::Assembler &a, const Label &fail)
 {
     a.cmp(x86::qword_ptr(x86::rdi, layout::kManagedValuesOffset), 0);
-    a.je(miss);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kCacheGuard));
+    a.je(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuard));
     a.mov(x86::rax, x86::qword_ptr(x86::rax, kKeysNentries));
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kCacheGuardVersion));
-    a.jne(miss);
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
+    a.jne(fail);
 }
 
-// rax = values->values[index], or miss if the values are gone or the slot is empty.
-void emit_instance_value(x86::Assembler &a, const Label &miss)
+// rax = values->values[index], unless the values are gone or the slot is empty.
+void emit_instance_value(x86::Assembler &a, const Label &fail)
 {
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedValuesOffset));
     a.test(x86::rax, x86::rax);
-    a.jz(miss);
-    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kCacheIndex));
+    a.jz(fail);
+    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
     a.mov(x86::rax, x86::qword_ptr(x86::rax, x86::rdx, 3));
     a.test(x86::rax, x86::rax);
-    a.jz(miss);
+    a.jz(fail);
 }
 
 // Every kind that yields an attribute value (not a method to bind): rax = the
-// value and a jump to `hit`, or to `miss`.
-void emit_value_kinds(x86::Assembler &a, const Label &miss, const Label &hit)
+// value and a jump to `hit`, or to `fail`.
+void emit_value_kinds(x86::Assembler &a, const Label &fail, const Label &hit)
 {
     Label next = a.newLabel();
     a.cmp(x86::edx, kAttrInstanceValue);
     a.jne(next);
-    emit_instance_value(a, miss);
+    emit_instance_value(a, fail);
     a.jmp(hit);
 
     a.bind(next);
     next = a.newLabel();
     a.cmp(x86::edx, kAttrSlot);
     a.jne(next);
-    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kCacheIndex));
+    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, x86::rdx));
     a.test(x86::rax, x86::rax);
-    a.jz(miss);
+    a.jz(fail);
     a.jmp(hit);
 
     a.bind(next);
@@ -229,38 +246,38 @@ void emit_value_kinds(x86::Assembler &a, const Label &miss, const Label &hit)
     a.cmp(x86::edx, kAttrModule);
     a.jne(next);
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, kModuleDict));
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kCacheGuard));
-    a.jne(miss);
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuard));
+    a.jne(fail);
     a.mov(x86::rax, x86::qword_ptr(x86::rax, kDictVersion));
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kCacheGuardVersion));
-    a.jne(miss);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kCacheValue));
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
+    a.jne(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
     a.jmp(hit);
 
     a.bind(next);
     next = a.newLabel();
     a.cmp(x86::edx, kAttrClass);
     a.jne(next);
-    a.cmp(x86::rdi, x86::qword_ptr(x86::rcx, kCacheGuard));
-    a.jne(miss);
+    a.cmp(x86::rdi, x86::qword_ptr(x86::rcx, kEntryGuard));
+    a.jne(fail);
     a.mov(x86::eax, x86::dword_ptr(x86::rdi, kTypeVersion));   // zero-extends
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kCacheGuardVersion));
-    a.jne(miss);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kCacheValue));
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
+    a.jne(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
     a.jmp(hit);
 
     a.bind(next);
     next = a.newLabel();
     a.cmp(x86::edx, kAttrTypeValues);
     a.jne(next);
-    emit_no_shadow_values(a, miss);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kCacheValue));
+    emit_no_shadow_values(a, fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
     a.jmp(hit);
 
     a.bind(next);
     a.cmp(x86::edx, kAttrTypeNoDict);
-    a.jne(miss);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kCacheValue));
+    a.jne(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
     a.jmp(hit);
 }
 
@@ -287,7 +304,7 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
     AttrCache *cache = new_site_data<AttrCache>();
     int d = depth(), unit = ins.index;
     Label err = error_exit(d);   // the owner stays on the stack for the unwinder
-    Label done = a.newLabel(), hit = a.newLabel();
+    Label done = a.newLabel(), hit = a.newLabel(), next = a.newLabel(), dispatch = a.newLabel();
     Label miss = em().cold([=](Emitter &e) {
         e.set_prev_instr(unit);
         e.as().lea(x86::rdi, e.stack(d - 1));
@@ -298,13 +315,17 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
         e.as().js(err);
         e.as().jmp(done);
     });
-    Label other = em().cold([=](Emitter &e) { emit_value_kinds(e.as(), miss, hit); });
+    emit_next_entry(em(), cache, next, dispatch, miss);
+    em().cold([=](Emitter &e) {
+        e.as().bind(dispatch);
+        emit_value_kinds(e.as(), next, hit);
+    });
     a.mov(x86::rdi, top(0));
-    em().load_address(x86::rcx, cache);
-    emit_type_guard(a, miss);
+    em().load_address(x86::rcx, &cache->entries[0]);
+    emit_type_guard(a, next);
     a.cmp(x86::edx, kAttrInstanceValue);
-    a.jne(other);
-    emit_instance_value(a, miss);
+    a.jne(dispatch);
+    emit_instance_value(a, next);
     a.bind(hit);
     em().incref(x86::rax);
     a.mov(top(0), x86::rax);
@@ -322,7 +343,8 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
     AttrCache *cache = new_site_data<AttrCache>();
     int d = depth(), unit = ins.index;   // the owner is in slot d - 1
     Label err = error_exit(d);
-    Label done = a.newLabel(), method_hit = a.newLabel();
+    Label done = a.newLabel(), method_hit = a.newLabel(), method_value = a.newLabel();
+    Label next = a.newLabel(), dispatch = a.newLabel();
     Label miss = em().cold([=](Emitter &e) {
         e.set_prev_instr(unit);
         e.as().lea(x86::rdi, e.stack(d - 1));
@@ -342,23 +364,28 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
         emit_decref_to(e, unit, done);
         a.jmp(done);
     });
-    Label other = em().cold([=](Emitter &e) {
+    emit_next_entry(em(), cache, next, dispatch, miss);
+    em().cold([=](Emitter &e) {
         auto &a = e.as();
-        Label values = a.newLabel();
+        Label nodict = a.newLabel();
+        a.bind(dispatch);
+        a.cmp(x86::edx, kAttrMethodValues);
+        a.jne(nodict);
+        emit_no_shadow_values(a, next);
+        a.jmp(method_value);
+        a.bind(nodict);
         a.cmp(x86::edx, kAttrMethodNoDict);
-        a.jne(values);
-        a.mov(x86::rax, x86::qword_ptr(x86::rcx, kCacheValue));
-        a.jmp(method_hit);
-        a.bind(values);
-        emit_value_kinds(a, miss, attr_hit);
+        a.je(method_value);
+        emit_value_kinds(a, next, attr_hit);
     });
     a.mov(x86::rdi, em().stack(d - 1));
-    em().load_address(x86::rcx, cache);
-    emit_type_guard(a, miss);
+    em().load_address(x86::rcx, &cache->entries[0]);
+    emit_type_guard(a, next);
     a.cmp(x86::edx, kAttrMethodValues);
-    a.jne(other);
-    emit_no_shadow_values(a, miss);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kCacheValue));
+    a.jne(dispatch);
+    emit_no_shadow_values(a, next);
+    a.bind(method_value);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
     // [meth, owner]: the owner's reference moves up one slot.
     a.bind(method_hit);
     em().incref(x86::rax);
@@ -377,7 +404,7 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
     int d = depth(), unit = ins.index;
     x86::Mem owner = em().stack(d - 1), value = em().stack(d - 2);
     Label err = error_exit(d - 2);
-    Label done = a.newLabel(), release_owner = a.newLabel();
+    Label done = a.newLabel(), release_owner = a.newLabel(), next = a.newLabel(), dispatch = a.newLabel();
     Label miss = em().cold([=](Emitter &e) {
         e.set_prev_instr(unit);
         e.as().mov(x86::rdi, owner);
@@ -409,12 +436,34 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
         a.mov(x86::byte_ptr(x86::rax, x86::r9, 0, -2), x86::dl);
         a.jmp(release_owner);
     });
-    // A slot: *(owner + index) = value.
-    Label other = em().cold([=](Emitter &e) {
+    // values->values[index] = value, or miss if the values are gone.
+    auto store_value = [=](x86::Assembler &a, bool falls_through) {
+        a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedValuesOffset));
+        a.test(x86::rax, x86::rax);
+        a.jz(next);
+        a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
+        a.mov(x86::rsi, value);
+        a.mov(x86::r8, x86::qword_ptr(x86::rax, x86::rdx, 3));
+        a.mov(x86::qword_ptr(x86::rax, x86::rdx, 3), x86::rsi);
+        a.test(x86::r8, x86::r8);
+        a.jz(first);
+        a.dec(x86::qword_ptr(x86::r8));
+        a.jz(dealloc_old);
+        if (!falls_through) a.jmp(release_owner);
+    };
+    emit_next_entry(em(), cache, next, dispatch, miss);
+    em().cold([=](Emitter &e) {
         auto &a = e.as();
+        Label slot = a.newLabel();
+        a.bind(dispatch);
+        a.cmp(x86::edx, kAttrInstanceValue);
+        a.jne(slot);
+        store_value(a, false);
+        // A slot: *(owner + index) = value.
+        a.bind(slot);
         a.cmp(x86::edx, kAttrSlot);
-        a.jne(miss);
-        a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kCacheIndex));
+        a.jne(next);
+        a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
         a.mov(x86::rsi, value);
         a.mov(x86::r8, x86::qword_ptr(x86::rdi, x86::rdx));
         a.mov(x86::qword_ptr(x86::rdi, x86::rdx), x86::rsi);
@@ -425,21 +474,11 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
         a.jmp(release_owner);
     });
     a.mov(x86::rdi, owner);
-    em().load_address(x86::rcx, cache);
-    emit_type_guard(a, miss);
+    em().load_address(x86::rcx, &cache->entries[0]);
+    emit_type_guard(a, next);
     a.cmp(x86::edx, kAttrInstanceValue);
-    a.jne(other);
-    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedValuesOffset));
-    a.test(x86::rax, x86::rax);
-    a.jz(miss);
-    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kCacheIndex));
-    a.mov(x86::rsi, value);
-    a.mov(x86::r8, x86::qword_ptr(x86::rax, x86::rdx, 3));
-    a.mov(x86::qword_ptr(x86::rax, x86::rdx, 3), x86::rsi);
-    a.test(x86::r8, x86::r8);
-    a.jz(first);
-    a.dec(x86::qword_ptr(x86::r8));
-    a.jz(dealloc_old);
+    a.jne(dispatch);
+    store_value(a, true);
     a.bind(release_owner);
     a.mov(x86::rdi, owner);
     emit_decref_to(em(), unit, done);
