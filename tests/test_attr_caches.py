@@ -313,9 +313,12 @@ class B:
         # obj.__dict__ materialised, then changed through the dict.
         b = B()
         log("get_x", b)
+        log("call_m", b)
         d = b.__dict__
+        log("call_m", b)
         d["x"] = "via dict"
         log("get_x", b)
+        log("call_m", b)
         d["m"] = lambda: "shadow in dict"
         log("call_m", b)
         del d["x"]
@@ -675,6 +678,58 @@ class O:
         log.note(vars(o))
 
     run_both(src, driver, compiled=["get_x", "set_x"])
+
+
+def test_methods_of_instances_with_a_dict_from_the_start():
+    src = """
+import random
+
+class R(random.Random):      # a C base's tp_new: the instance starts with a real dict
+    def twice(self):
+        return (self.random(), self.random())
+
+class Base:
+    def __init__(self, v):
+        self.v = v
+
+class Child(Base):
+    def __init__(self, v):
+        Base.__init__(self, v)       # an unbound call through the class
+        self.w = type.__call__       # a metaclass attribute read from the class
+
+def draw(r):
+    return r.twice()
+
+def make(v):
+    return Child(v).v
+
+def init_of(c):
+    return c.__init__
+"""
+
+    def driver(ns, log):
+        R, Base, Child = ns["R"], ns["Base"], ns["Child"]
+        r = R(5)
+        log("draw", r)
+        r.extra = 1                   # the dict changes: its version tag too
+        log("draw", r)
+        r.random = lambda: "shadowed"
+        log("draw", r)
+        del r.random
+        log("draw", r)
+        R.random = lambda self: "class-level"
+        log("draw", r)
+        del R.random
+        log("draw", R(6))
+        log("make", 1)
+        Base.__init__ = lambda self, v: setattr(self, "v", ("new init", v))
+        log("make", 2)
+        del Base.__init__
+        log("make", 3)                # object.__init__: TypeError
+        for c in (Base, Child, int, type):
+            log("init_of", c, times=1)
+
+    run_both(src, driver, compiled=["draw", "make", "init_of"])
 
 
 def test_deep_hierarchy_base_change_invalidates():

@@ -18,6 +18,11 @@ PyDictValues *managed_values(PyObject *obj)
     return *reinterpret_cast<PyDictValues **>(reinterpret_cast<char *>(obj) + layout::kManagedValuesOffset);
 }
 
+PyObject *managed_dict(PyObject *obj)
+{
+    return *reinterpret_cast<PyObject **>(reinterpret_cast<char *>(obj) + layout::kManagedDictOffset);
+}
+
 PyDictKeysObject *shared_keys(PyTypeObject *tp) { return reinterpret_cast<PyHeapTypeObject *>(tp)->ht_cached_keys; }
 
 // Index of `name` in a type's shared keys, or -1. Entries are compared as the
@@ -118,7 +123,12 @@ void fill_class(AttrCache *c, PyObject *owner, PyObject *name, PyObject *result)
 {
     PyTypeObject *meta = Py_TYPE(owner);
     auto *cls = reinterpret_cast<PyTypeObject *>(owner);
-    if (meta->tp_getattro != PyType_Type.tp_getattro || _PyType_Lookup(meta, name) != nullptr) return;
+    if (meta->tp_getattro != PyType_Type.tp_getattro) return;
+    // A metaclass attribute wins only if it is a data descriptor (type.__name__,
+    // __doc__, __dict__ ...); a non-data one (type.__init__, mro) is shadowed
+    // by the class's own attribute.
+    PyObject *meta_attr = _PyType_Lookup(meta, name);
+    if (meta_attr != nullptr && (!stable_descriptor(meta_attr) || Py_TYPE(meta_attr)->tp_descr_set != nullptr)) return;
     PyObject *attr = _PyType_Lookup(cls, name);
     if (attr == nullptr || attr != result || !stable_descriptor(attr)) return;
     if (Py_TYPE(attr)->tp_descr_get != nullptr && Py_TYPE(attr) != &PyFunction_Type) return;
@@ -150,6 +160,16 @@ void fill_instance(AttrCache *c, PyObject *owner, PyObject *name, PyObject *resu
             PyDictKeysObject *keys = shared_keys(tp);
             if (keys != nullptr && shared_keys_index(keys, name) < 0) {
                 fill(c, tp, version, kAttrMethodValues, 0, keys, static_cast<uint64_t>(keys->dk_nentries), descr);
+            }
+        }
+        else if (tp->tp_flags & Py_TPFLAGS_MANAGED_DICT) {
+            // A str-keyed dict: looking the name up runs no Python code.
+            PyObject *dict = managed_dict(owner);
+            if (dict != nullptr && PyDict_CheckExact(dict) &&
+                DK_IS_UNICODE(reinterpret_cast<PyDictObject *>(dict)->ma_keys) &&
+                PyDict_GetItemWithError(dict, name) == nullptr && !PyErr_Occurred()) {
+                fill(c, tp, version, kAttrMethodDict, 0, nullptr, reinterpret_cast<PyDictObject *>(dict)->ma_version_tag,
+                     descr);
             }
         }
         return;

@@ -56,6 +56,10 @@ enum AttrKind : uint32_t {
     // same two no-shadowing guards.
     kAttrMethodValues,
     kAttrMethodNoDict,
+    // ... or a managed-dict instance whose materialised dict (exact, str keys
+    // only) did not contain the name and still has ma_version_tag
+    // `guard_version` (unique across dicts and changed by every mutation).
+    kAttrMethodDict,
 };
 
 struct AttrEntry {

@@ -367,7 +367,7 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
     emit_next_entry(em(), cache, next, dispatch, miss);
     em().cold([=](Emitter &e) {
         auto &a = e.as();
-        Label nodict = a.newLabel();
+        Label nodict = a.newLabel(), values = a.newLabel();
         a.bind(dispatch);
         a.cmp(x86::edx, kAttrMethodValues);
         a.jne(nodict);
@@ -376,6 +376,16 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
         a.bind(nodict);
         a.cmp(x86::edx, kAttrMethodNoDict);
         a.je(method_value);
+        a.cmp(x86::edx, kAttrMethodDict);
+        a.jne(values);
+        a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedDictOffset));
+        a.test(x86::rax, x86::rax);
+        a.jz(next);
+        a.mov(x86::rax, x86::qword_ptr(x86::rax, kDictVersion));
+        a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
+        a.jne(next);
+        a.jmp(method_value);
+        a.bind(values);
         emit_value_kinds(a, next, attr_hit);
     });
     a.mov(x86::rdi, em().stack(d - 1));
