@@ -732,6 +732,48 @@ def init_of(c):
     run_both(src, driver, compiled=["draw", "make", "init_of"])
 
 
+def test_attributes_in_a_materialised_dict():
+    src = ACCESSORS + """
+class A:
+    def __init__(self):
+        self.x = 1
+    def m(self):
+        return "A.m"
+"""
+
+    def driver(ns, log):
+        A = ns["A"]
+        a = A()
+        d = a.__dict__
+        log("get_x", a)
+        del d["x"]
+        log("get_x", a)            # AttributeError
+        d["pad"] = 0
+        d["x"] = 2                 # another entry index
+        log("get_x", a)
+        for i in range(50):        # the table grows: new keys objects
+            d["k%d" % i] = i
+        log("get_x", a)
+        d[1] = "non-str key"       # a general (not str-only) table
+        log("get_x", a)
+        a.__dict__ = {"x": "new dict"}
+        log("get_x", a)
+        a.__dict__ = {"".join(["x"]): "equal, not identical key"}
+        log("get_x", a)
+        A.x = property(lambda self: "property wins")
+        log("get_x", a)
+        del A.x
+        log("get_x", a)
+        b = A()
+        b.__dict__
+        others = [A(), b, a, A()]
+        for o in others * 2:
+            log("get_x", o, times=1)
+            log("call_m", o, times=1)
+
+    run_both(src, driver, compiled=["get_x", "call_m"])
+
+
 def test_deep_hierarchy_base_change_invalidates():
     src = ACCESSORS + """
 class A:

@@ -137,6 +137,26 @@ void fill_class(AttrCache *c, PyObject *owner, PyObject *name, PyObject *result)
     fill(c, meta, meta_version, kAttrClass, 0, owner, cls_version, attr);
 }
 
+// An instance attribute found in a materialised dict: where the inline path
+// will look for it (see kAttrInstanceDict).
+void fill_instance_dict(AttrCache *c, PyTypeObject *tp, uint32_t version, PyObject *owner, PyObject *name,
+                        PyObject *result)
+{
+    PyObject *dict = managed_dict(owner);
+    if (dict == nullptr || !PyDict_CheckExact(dict)) return;
+    auto *mp = reinterpret_cast<PyDictObject *>(dict);
+    PyDictKeysObject *keys = mp->ma_keys;
+    if (mp->ma_values != nullptr || keys->dk_kind != DICT_KEYS_UNICODE) return;
+    PyDictUnicodeEntry *entries = DK_UNICODE_ENTRIES(keys);
+    Py_ssize_t n = keys->dk_nentries < 64 ? keys->dk_nentries : 64;   // bounded search; else not cached
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (entries[i].me_key == name) {
+            if (entries[i].me_value == result) fill(c, tp, version, kAttrInstanceDict, i, nullptr, 0, name);
+            return;
+        }
+    }
+}
+
 // An attribute of an instance whose type uses the generic getattr.
 // `method` is true when _PyObject_GetMethod returned `result` as an unbound
 // method (LOAD_METHOD), false when `result` is the attribute itself.
@@ -194,8 +214,12 @@ void fill_instance(AttrCache *c, PyObject *owner, PyObject *name, PyObject *resu
     }
     if (!(tp->tp_flags & Py_TPFLAGS_MANAGED_DICT)) return;
     PyDictValues *values = managed_values(owner);
+    if (values == nullptr) {
+        fill_instance_dict(c, tp, version, owner, name, result);
+        return;
+    }
     PyDictKeysObject *keys = shared_keys(tp);
-    if (values == nullptr || keys == nullptr) return;
+    if (keys == nullptr) return;
     Py_ssize_t ix = shared_keys_index(keys, name);
     if (ix >= 0) {
         if (values->values[ix] == result) fill(c, tp, version, kAttrInstanceValue, ix, nullptr, 0, nullptr);

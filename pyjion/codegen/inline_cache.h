@@ -34,6 +34,11 @@ enum AttrKind : uint32_t {
     // materialised, __class__ assigned). The class has no data descriptor of
     // that name. LOAD: the value; STORE: replace it.
     kAttrInstanceValue,
+    // A managed-dict instance whose materialised dict (a combined, str-keyed
+    // table) has, at entry `index` of its keys, the key `value` (the site's
+    // name, compared by identity) with a non-NULL value. A dict holds a key
+    // once, so that entry is the attribute, whatever happened to the dict.
+    kAttrInstanceDict,
     // A __slots__ member (T_OBJECT_EX) at byte offset `index`; LOAD misses on
     // NULL (unset: AttributeError from the generic path).
     kAttrSlot,

@@ -158,6 +158,11 @@ constexpr int32_t kTypeVersion = offsetof(PyTypeObject, tp_version_tag);
 constexpr int32_t kModuleDict = offsetof(PyModuleObject, md_dict);
 constexpr int32_t kDictVersion = offsetof(PyDictObject, ma_version_tag);
 constexpr int32_t kKeysNentries = offsetof(PyDictKeysObject, dk_nentries);
+constexpr int32_t kKeysKind = offsetof(PyDictKeysObject, dk_kind);
+constexpr int32_t kKeysLog2IndexBytes = offsetof(PyDictKeysObject, dk_log2_index_bytes);
+constexpr int32_t kKeysIndices = offsetof(PyDictKeysObject, dk_indices);
+constexpr int32_t kDictKeys = offsetof(PyDictObject, ma_keys);
+constexpr int32_t kDictValues = offsetof(PyDictObject, ma_values);
 constexpr int32_t kEntryType = offsetof(AttrEntry, type);
 constexpr int32_t kEntryVersion = offsetof(AttrEntry, version);
 constexpr int32_t kEntryKind = offsetof(AttrEntry, kind);
@@ -221,6 +226,38 @@ void emit_instance_value(x86::Assembler &a, const Label &fail)
     a.jz(fail);
 }
 
+// rax = the value of key entry `index` in the owner's materialised dict, if
+// the dict is a combined str-keyed table and that entry's key is the name.
+void emit_instance_dict_value(x86::Assembler &a, const Label &fail)
+{
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedDictOffset));
+    a.test(x86::rax, x86::rax);
+    a.jz(fail);
+    a.cmp(x86::qword_ptr(x86::rax, kDictValues), 0);
+    a.jne(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rax, kDictKeys));
+    a.cmp(x86::byte_ptr(x86::rax, kKeysKind), DICT_KEYS_UNICODE);
+    a.jne(fail);
+    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
+    a.cmp(x86::rdx, x86::qword_ptr(x86::rax, kKeysNentries));
+    a.jae(fail);
+    // entries = dk_indices + (1 << dk_log2_index_bytes)
+    a.mov(x86::r9, x86::rcx);
+    a.movzx(x86::ecx, x86::byte_ptr(x86::rax, kKeysLog2IndexBytes));
+    a.mov(x86::r8d, 1);
+    a.shl(x86::r8, x86::cl);
+    a.mov(x86::rcx, x86::r9);
+    a.lea(x86::rax, x86::ptr(x86::rax, x86::r8, 0, kKeysIndices));
+    a.shl(x86::rdx, 4);
+    static_assert(sizeof(PyDictUnicodeEntry) == 16, "entry size");
+    a.mov(x86::r8, x86::qword_ptr(x86::rcx, kEntryValue));
+    a.cmp(x86::r8, x86::qword_ptr(x86::rax, x86::rdx, 0, offsetof(PyDictUnicodeEntry, me_key)));
+    a.jne(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rax, x86::rdx, 0, offsetof(PyDictUnicodeEntry, me_value)));
+    a.test(x86::rax, x86::rax);
+    a.jz(fail);
+}
+
 // Every kind that yields an attribute value (not a method to bind): rax = the
 // value and a jump to `hit`, or to `fail`.
 void emit_value_kinds(x86::Assembler &a, const Label &fail, const Label &hit)
@@ -229,6 +266,13 @@ void emit_value_kinds(x86::Assembler &a, const Label &fail, const Label &hit)
     a.cmp(x86::edx, kAttrInstanceValue);
     a.jne(next);
     emit_instance_value(a, fail);
+    a.jmp(hit);
+
+    a.bind(next);
+    next = a.newLabel();
+    a.cmp(x86::edx, kAttrInstanceDict);
+    a.jne(next);
+    emit_instance_dict_value(a, fail);
     a.jmp(hit);
 
     a.bind(next);
