@@ -226,6 +226,15 @@ void emit_instance_value(x86::Assembler &a, const Label &fail)
     a.jz(fail);
 }
 
+// rax = the __slots__ member at byte offset `index`, unless it is unset.
+void emit_slot_value(x86::Assembler &a, const Label &fail)
+{
+    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, x86::rdx));
+    a.test(x86::rax, x86::rax);
+    a.jz(fail);
+}
+
 // rax = the value of key entry `index` in the owner's materialised dict, if
 // the dict is a combined str-keyed table and that entry's key is the name.
 void emit_instance_dict_value(x86::Assembler &a, const Label &fail)
@@ -279,10 +288,7 @@ void emit_value_kinds(x86::Assembler &a, const Label &fail, const Label &hit)
     next = a.newLabel();
     a.cmp(x86::edx, kAttrSlot);
     a.jne(next);
-    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
-    a.mov(x86::rax, x86::qword_ptr(x86::rdi, x86::rdx));
-    a.test(x86::rax, x86::rax);
-    a.jz(fail);
+    emit_slot_value(a, fail);
     a.jmp(hit);
 
     a.bind(next);
@@ -367,9 +373,15 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
     a.mov(x86::rdi, top(0));
     em().load_address(x86::rcx, &cache->entries[0]);
     emit_type_guard(a, next);
+    Label not_value = a.newLabel();
     a.cmp(x86::edx, kAttrInstanceValue);
-    a.jne(dispatch);
+    a.jne(not_value);
     emit_instance_value(a, next);
+    a.jmp(hit);
+    a.bind(not_value);   // __slots__ members, inline too
+    a.cmp(x86::edx, kAttrSlot);
+    a.jne(dispatch);
+    emit_slot_value(a, next);
     a.bind(hit);
     em().incref(x86::rax);
     a.mov(top(0), x86::rax);
@@ -505,18 +517,8 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
         a.jz(dealloc_old);
         if (!falls_through) a.jmp(release_owner);
     };
-    emit_next_entry(em(), cache, next, dispatch, miss);
-    em().cold([=](Emitter &e) {
-        auto &a = e.as();
-        Label slot = a.newLabel();
-        a.bind(dispatch);
-        a.cmp(x86::edx, kAttrInstanceValue);
-        a.jne(slot);
-        store_value(a, false);
-        // A slot: *(owner + index) = value.
-        a.bind(slot);
-        a.cmp(x86::edx, kAttrSlot);
-        a.jne(next);
+    // A slot: *(owner + index) = value, releasing the old value if any.
+    auto store_slot = [=](x86::Assembler &a, bool falls_through) {
         a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
         a.mov(x86::rsi, value);
         a.mov(x86::r8, x86::qword_ptr(x86::rdi, x86::rdx));
@@ -525,14 +527,32 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
         a.jz(release_owner);
         a.dec(x86::qword_ptr(x86::r8));
         a.jz(dealloc_old);
-        a.jmp(release_owner);
+        if (!falls_through) a.jmp(release_owner);
+    };
+    emit_next_entry(em(), cache, next, dispatch, miss);
+    em().cold([=](Emitter &e) {
+        auto &a = e.as();
+        Label slot = a.newLabel();
+        a.bind(dispatch);
+        a.cmp(x86::edx, kAttrInstanceValue);
+        a.jne(slot);
+        store_value(a, false);
+        a.bind(slot);
+        a.cmp(x86::edx, kAttrSlot);
+        a.jne(next);
+        store_slot(a, false);
     });
     a.mov(x86::rdi, owner);
     em().load_address(x86::rcx, &cache->entries[0]);
     emit_type_guard(a, next);
+    Label not_value = a.newLabel();
     a.cmp(x86::edx, kAttrInstanceValue);
+    a.jne(not_value);
+    store_value(a, false);
+    a.bind(not_value);
+    a.cmp(x86::edx, kAttrSlot);
     a.jne(dispatch);
-    store_value(a, true);
+    store_slot(a, true);
     a.bind(release_owner);
     a.mov(x86::rdi, owner);
     emit_decref_to(em(), unit, done);
