@@ -774,6 +774,58 @@ class A:
     run_both(src, driver, compiled=["get_x", "call_m"])
 
 
+def test_errors_with_values_on_the_stack_and_handlers():
+    src = """
+class P:
+    def __init__(self):
+        self.x = 1
+    def m(self):
+        return 2
+
+def nested(items):
+    out = []
+    for o in items:                      # the iterator is on the stack
+        try:
+            out.append((o.x, o.m(), [o.x, o.y]))
+        except AttributeError as e:
+            out.append(("caught", str(e)))
+        try:
+            o.x = o.x + 1
+        except (AttributeError, TypeError) as e:
+            out.append(("store", type(e).__name__, str(e)))
+    return out
+
+def gen(items):
+    for o in items:
+        yield o.x
+        yield o.m()
+
+def uncaught(o):
+    return [1, 2, (3, o.m())]
+"""
+
+    def driver(ns, log):
+        P = ns["P"]
+        p, q = P(), P()
+        q.y = "y"
+        items = [p, q, 5, p, None, q]
+        log("nested", items)
+        log("nested", [p, q])
+        del P.m
+        log("nested", items)
+        log("uncaught", p)
+        log("uncaught", 1)
+
+    def driver_gen(ns, log):
+        P = ns["P"]
+        for _ in range(3):
+            g = ns["gen"]([P(), P()])
+            log.note(list(g))
+        driver(ns, log)
+
+    run_both(src, driver_gen, compiled=["nested", "uncaught", "gen"])
+
+
 def test_deep_hierarchy_base_change_invalidates():
     src = ACCESSORS + """
 class A:
