@@ -35,9 +35,8 @@ Py_ssize_t shared_keys_index(PyDictKeysObject *keys, PyObject *name)
     for (Py_ssize_t i = 0; i < keys->dk_nentries; i++) {
         PyObject *k = entries[i].me_key;
         if (k == name) return i;
-        if (k != nullptr && PyUnicode_CheckExact(k) && reinterpret_cast<PyASCIIObject *>(k)->hash == hash &&
-            _PyUnicode_EQ(k, name)) {
-            return i;
+        if (k != nullptr && PyUnicode_CheckExact(k) && PyObject_Hash(k) == hash && _PyUnicode_EQ(k, name)) {
+            return i;   // (an exact str's hash cannot fail; it is cached in the object)
         }
     }
     return -1;
@@ -105,7 +104,11 @@ void fill(AttrCache *site, PyTypeObject *tp, uint32_t version, AttrKind kind, in
 void fill_module(AttrCache *c, PyObject *owner, PyObject *name, PyObject *result)
 {
     PyObject *dict = reinterpret_cast<PyModuleObject *>(owner)->md_dict;
-    if (dict == nullptr || !PyDict_CheckExact(dict) || _PyType_Lookup(&PyModule_Type, name) != nullptr) return;
+    // (A str-keyed dict, so the lookup below runs no Python code.)
+    if (dict == nullptr || !PyDict_CheckExact(dict) || !DK_IS_UNICODE(reinterpret_cast<PyDictObject *>(dict)->ma_keys) ||
+        _PyType_Lookup(&PyModule_Type, name) != nullptr) {
+        return;
+    }
     uint32_t version = valid_version(&PyModule_Type);
     if (version == 0 || PyDict_GetItemWithError(dict, name) != result) {
         PyErr_Clear();
@@ -116,9 +119,10 @@ void fill_module(AttrCache *c, PyObject *owner, PyObject *name, PyObject *result
 }
 
 // An attribute of a class read from the class: type_getattro first consults the
-// metaclass, so the metaclass must be `type` (or share its getattro) and not
-// define the name; then the class attribute is returned as is when it has no
-// __get__, and a function's __get__ with no instance returns the function.
+// metaclass, so the metaclass must use type's getattro and not define the name
+// as a data descriptor; then the class attribute is returned as is when it has
+// no __get__, and a function's __get__ with no instance returns the function.
+// The metaclass's tag (the entry's version) and the class's tag pin both.
 void fill_class(AttrCache *c, PyObject *owner, PyObject *name, PyObject *result)
 {
     PyTypeObject *meta = Py_TYPE(owner);
