@@ -139,8 +139,6 @@ void Compiler::visit_DELETE_GLOBAL(const Instr &ins)
     name_status_op(*this, ins, false, reinterpret_cast<const void *>(&rtn::pyj_delete_global), "rtn::pyj_delete_global");
 }
 
-// ---- attributes ----------------------------------------------------------------
-
 // ---- attributes: inline caches ------------------------------------------------
 //
 // LOAD_ATTR, LOAD_METHOD and STORE_ATTR check the site's AttrCache
@@ -399,8 +397,7 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
     AttrCache *cache = new_site_data<AttrCache>();
     int d = depth(), unit = ins.index;   // the owner is in slot d - 1
     Label err = error_exit(d);
-    Label done = a.newLabel(), method_hit = a.newLabel(), method_value = a.newLabel();
-    Label next = a.newLabel(), dispatch = a.newLabel();
+    Label done = a.newLabel(), method_value = a.newLabel(), next = a.newLabel(), dispatch = a.newLabel();
     Label miss = em().cold([=](Emitter &e) {
         e.set_prev_instr(unit);
         e.as().lea(x86::rdi, e.stack(d - 1));
@@ -447,13 +444,14 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
     a.mov(x86::rdi, em().stack(d - 1));
     em().load_address(x86::rcx, &cache->entries[0]);
     emit_type_guard(a, next);
+    a.cmp(x86::edx, kAttrMethodNoDict);   // builtin types, __slots__ classes
+    a.je(method_value);
     a.cmp(x86::edx, kAttrMethodValues);
     a.jne(dispatch);
     emit_no_shadow_values(a, next);
     a.bind(method_value);
     a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
     // [meth, owner]: the owner's reference moves up one slot.
-    a.bind(method_hit);
     em().incref(x86::rax);
     a.mov(em().stack(d - 1), x86::rax);
     a.mov(em().stack(d), x86::rdi);
