@@ -20,6 +20,73 @@ struct GlobalCache {
     PyObject *value = nullptr;
 };
 
+// LOAD_ATTR, LOAD_METHOD and STORE_ATTR: how one owner type answers for one
+// name (codegen/attr_cache.cpp fills it, the visitors in visit_names.cpp read
+// it). Every kind is guarded first by Py_TYPE(owner) == type and
+// type->tp_version_tag == version: a type's tag is never 0 once valid, is never
+// reused, and is reset whenever the type or a base class is modified (attribute
+// set/deleted, __bases__ changed), so equal tags mean _PyType_Lookup on the type
+// still gives the same descriptors. Each kind then adds the guards below.
+enum AttrKind : uint32_t {
+    kAttrEmpty = 0,
+    // A managed-dict instance whose values array holds the attribute at
+    // `index` (non-NULL at run time; NULL when the values are gone: dict
+    // materialised, __class__ assigned). The class has no data descriptor of
+    // that name. LOAD: the value; STORE: replace it.
+    kAttrInstanceValue,
+    // A managed-dict instance whose materialised dict (a combined, str-keyed
+    // table) has, at entry `index` of its keys, the key `value` (the site's
+    // name, compared by identity) with a non-NULL value. A dict holds a key
+    // once, so that entry is the attribute, whatever happened to the dict.
+    kAttrInstanceDict,
+    // A __slots__ member (T_OBJECT_EX) at byte offset `index`; LOAD misses on
+    // NULL (unset: AttributeError from the generic path).
+    kAttrSlot,
+    // A module (exactly types.ModuleType) whose dict `guard` still has
+    // ma_version_tag `guard_version`: `value` is the dict's entry.
+    kAttrModule,
+    // A class `guard` (its metaclass is `type`) with tp_version_tag
+    // `guard_version`: `value` is the class attribute, a function or a plain
+    // object that has no __get__ (its type is immutable).
+    kAttrClass,
+    // A class attribute `value` with no __get__ (plain object) read through an
+    // instance that cannot shadow it: managed-dict values whose shared keys
+    // `guard` (append-only) still have `guard_version` entries and did not
+    // contain the name ...
+    kAttrTypeValues,
+    // ... or an instance with no __dict__ at all.
+    kAttrTypeNoDict,
+    // LOAD_METHOD: `value` is a plain method (its type has
+    // Py_TPFLAGS_METHOD_DESCRIPTOR) to call with the owner as self, under the
+    // same two no-shadowing guards.
+    kAttrMethodValues,
+    kAttrMethodNoDict,
+    // ... or a managed-dict instance whose materialised dict (exact, str keys
+    // only) did not contain the name and still has ma_version_tag
+    // `guard_version` (unique across dicts and changed by every mutation).
+    kAttrMethodDict,
+};
+
+struct AttrEntry {
+    PyTypeObject *type = nullptr;   // borrowed; only compared
+    uint32_t version = 0;
+    uint32_t kind = kAttrEmpty;
+    int64_t index = 0;
+    void *guard = nullptr;
+    uint64_t guard_version = 0;
+    PyObject *value = nullptr;      // borrowed: owned by a dict the guards keep unchanged
+};
+
+// A site's cache: a few entries (polymorphic sites, e.g. a method of a base
+// class called on several subclasses), tried in order by the machine code.
+// The miss helper replaces the entry of the same type (and, for classes and
+// modules, the same owner), else an empty one, else one in turn.
+constexpr int kAttrWays = 4;
+struct AttrCache {
+    AttrEntry entries[kAttrWays];
+    uint32_t next_victim = 0;
+};
+
 struct SiteData {
     virtual ~SiteData() = default;
 };

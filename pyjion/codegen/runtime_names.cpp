@@ -239,14 +239,6 @@ int pyj_delete_global(_PyInterpreterFrame *frame, PyObject *name)
 
 // ---- attributes ----------------------------------------------------------------
 
-int pyj_store_attr(PyObject *owner, PyObject *name, PyObject *value)
-{
-    int err = PyObject_SetAttr(owner, name, value);
-    Py_DECREF(value);
-    Py_DECREF(owner);
-    return err != 0 ? -1 : 0;
-}
-
 int pyj_delete_attr(PyObject *owner, PyObject *name)
 {
     int err = PyObject_SetAttr(owner, name, nullptr);

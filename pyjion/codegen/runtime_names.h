@@ -28,8 +28,7 @@ int pyj_delete_name(_PyInterpreterFrame *frame, PyObject *name);
 int pyj_store_global(_PyInterpreterFrame *frame, PyObject *name, PyObject *value);
 int pyj_delete_global(_PyInterpreterFrame *frame, PyObject *name);
 
-// STORE_ATTR (steals owner and value) / DELETE_ATTR (steals owner).
-int pyj_store_attr(PyObject *owner, PyObject *name, PyObject *value);
+// DELETE_ATTR (steals owner). STORE_ATTR and LOAD_ATTR are in attr_cache.h.
 int pyj_delete_attr(PyObject *owner, PyObject *name);
 
 // IMPORT_NAME (steals fromlist and level), honouring a replaced builtins.__import__.

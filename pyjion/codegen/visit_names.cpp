@@ -11,6 +11,10 @@
 #include "opcodes.h"
 #include "runtime.h"
 #include "runtime_names.h"
+#include "attr_cache.h"
+
+#include "internal/pycore_dict.h"          // PyDictKeysObject
+#include "internal/pycore_moduleobject.h"  // PyModuleObject
 
 #include <cstddef>
 
@@ -135,34 +139,423 @@ void Compiler::visit_DELETE_GLOBAL(const Instr &ins)
     name_status_op(*this, ins, false, reinterpret_cast<const void *>(&rtn::pyj_delete_global), "rtn::pyj_delete_global");
 }
 
-// ---- attributes ----------------------------------------------------------------
+// ---- attributes: inline caches ------------------------------------------------
+//
+// LOAD_ATTR, LOAD_METHOD and STORE_ATTR check the site's AttrCache
+// (inline_cache.h: the kinds and why their guards suffice). The first entry's
+// most common kind is checked inline; any failed guard moves to the next entry
+// (a cold loop over the others, with every kind), and past the last entry to
+// the miss helper of attr_cache.cpp, which does the generic operation and
+// refills an entry. Registers on these paths: rdi = owner, rcx = the entry,
+// edx = its kind, rax = the value found (borrowed).
 
+namespace {
+
+constexpr int32_t kObType = offsetof(PyObject, ob_type);
+constexpr int32_t kTypeVersion = offsetof(PyTypeObject, tp_version_tag);
+constexpr int32_t kModuleDict = offsetof(PyModuleObject, md_dict);
+constexpr int32_t kDictVersion = offsetof(PyDictObject, ma_version_tag);
+constexpr int32_t kKeysNentries = offsetof(PyDictKeysObject, dk_nentries);
+constexpr int32_t kKeysKind = offsetof(PyDictKeysObject, dk_kind);
+constexpr int32_t kKeysLog2IndexBytes = offsetof(PyDictKeysObject, dk_log2_index_bytes);
+constexpr int32_t kKeysIndices = offsetof(PyDictKeysObject, dk_indices);
+constexpr int32_t kDictKeys = offsetof(PyDictObject, ma_keys);
+constexpr int32_t kDictValues = offsetof(PyDictObject, ma_values);
+constexpr int32_t kEntryType = offsetof(AttrEntry, type);
+constexpr int32_t kEntryVersion = offsetof(AttrEntry, version);
+constexpr int32_t kEntryKind = offsetof(AttrEntry, kind);
+constexpr int32_t kEntryIndex = offsetof(AttrEntry, index);
+constexpr int32_t kEntryGuard = offsetof(AttrEntry, guard);
+constexpr int32_t kEntryGuardVersion = offsetof(AttrEntry, guard_version);
+constexpr int32_t kEntryValue = offsetof(AttrEntry, value);
+
+#define CALL_FN(e, fn) (e).call(reinterpret_cast<const void *>(&(fn)), #fn)
+
+// Py_TYPE(owner) is the entry's type and still has the entry's version tag;
+// then edx = the entry's kind.
+void emit_type_guard(x86::Assembler &a, const Label &fail)
+{
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, kObType));
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryType));
+    a.jne(fail);
+    a.mov(x86::edx, x86::dword_ptr(x86::rax, kTypeVersion));
+    a.cmp(x86::edx, x86::dword_ptr(x86::rcx, kEntryVersion));
+    a.jne(fail);
+    a.mov(x86::edx, x86::dword_ptr(x86::rcx, kEntryKind));
+}
+
+// Binds `next`: rcx moves to the following entry and, if there is one whose
+// type guard holds, continues at `dispatch`; after the last entry, `miss`.
+void emit_next_entry(Emitter &em, AttrCache *cache, const Label &next, const Label &dispatch, const Label &miss)
+{
+    em.cold([=](Emitter &e) {
+        auto &a = e.as();
+        a.bind(next);
+        a.add(x86::rcx, static_cast<int32_t>(sizeof(AttrEntry)));
+        e.load_address(x86::rax, &cache->entries[kAttrWays]);
+        a.cmp(x86::rcx, x86::rax);
+        a.jae(miss);
+        emit_type_guard(a, next);
+        a.jmp(dispatch);
+    });
+}
+
+// The owner has managed-dict values, and the shared keys have not grown since
+// the fill found the name absent from them: the instance cannot shadow.
+void emit_no_shadow_values(x86::Assembler &a, const Label &fail)
+{
+    a.cmp(x86::qword_ptr(x86::rdi, layout::kManagedValuesOffset), 0);
+    a.je(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuard));
+    a.mov(x86::rax, x86::qword_ptr(x86::rax, kKeysNentries));
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
+    a.jne(fail);
+}
+
+// rax = values->values[index], unless the values are gone or the slot is empty.
+void emit_instance_value(x86::Assembler &a, const Label &fail)
+{
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedValuesOffset));
+    a.test(x86::rax, x86::rax);
+    a.jz(fail);
+    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
+    a.mov(x86::rax, x86::qword_ptr(x86::rax, x86::rdx, 3));
+    a.test(x86::rax, x86::rax);
+    a.jz(fail);
+}
+
+// rax = the __slots__ member at byte offset `index`, unless it is unset.
+void emit_slot_value(x86::Assembler &a, const Label &fail)
+{
+    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, x86::rdx));
+    a.test(x86::rax, x86::rax);
+    a.jz(fail);
+}
+
+// rax = the value of key entry `index` in the owner's materialised dict, if
+// the dict is a combined str-keyed table and that entry's key is the name.
+void emit_instance_dict_value(x86::Assembler &a, const Label &fail)
+{
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedDictOffset));
+    a.test(x86::rax, x86::rax);
+    a.jz(fail);
+    a.cmp(x86::qword_ptr(x86::rax, kDictValues), 0);
+    a.jne(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rax, kDictKeys));
+    a.cmp(x86::byte_ptr(x86::rax, kKeysKind), DICT_KEYS_UNICODE);
+    a.jne(fail);
+    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
+    a.cmp(x86::rdx, x86::qword_ptr(x86::rax, kKeysNentries));
+    a.jae(fail);
+    // entries = dk_indices + (1 << dk_log2_index_bytes)
+    a.mov(x86::r9, x86::rcx);
+    a.movzx(x86::ecx, x86::byte_ptr(x86::rax, kKeysLog2IndexBytes));
+    a.mov(x86::r8d, 1);
+    a.shl(x86::r8, x86::cl);
+    a.mov(x86::rcx, x86::r9);
+    a.lea(x86::rax, x86::ptr(x86::rax, x86::r8, 0, kKeysIndices));
+    a.shl(x86::rdx, 4);
+    static_assert(sizeof(PyDictUnicodeEntry) == 16, "entry size");
+    a.mov(x86::r8, x86::qword_ptr(x86::rcx, kEntryValue));
+    a.cmp(x86::r8, x86::qword_ptr(x86::rax, x86::rdx, 0, offsetof(PyDictUnicodeEntry, me_key)));
+    a.jne(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rax, x86::rdx, 0, offsetof(PyDictUnicodeEntry, me_value)));
+    a.test(x86::rax, x86::rax);
+    a.jz(fail);
+}
+
+// Every kind that yields an attribute value (not a method to bind): rax = the
+// value and a jump to `hit`, or to `fail`.
+void emit_value_kinds(x86::Assembler &a, const Label &fail, const Label &hit)
+{
+    Label next = a.newLabel();
+    a.cmp(x86::edx, kAttrInstanceValue);
+    a.jne(next);
+    emit_instance_value(a, fail);
+    a.jmp(hit);
+
+    a.bind(next);
+    next = a.newLabel();
+    a.cmp(x86::edx, kAttrInstanceDict);
+    a.jne(next);
+    emit_instance_dict_value(a, fail);
+    a.jmp(hit);
+
+    a.bind(next);
+    next = a.newLabel();
+    a.cmp(x86::edx, kAttrSlot);
+    a.jne(next);
+    emit_slot_value(a, fail);
+    a.jmp(hit);
+
+    a.bind(next);
+    next = a.newLabel();
+    a.cmp(x86::edx, kAttrModule);
+    a.jne(next);
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, kModuleDict));
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuard));
+    a.jne(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rax, kDictVersion));
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
+    a.jne(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
+    a.jmp(hit);
+
+    a.bind(next);
+    next = a.newLabel();
+    a.cmp(x86::edx, kAttrClass);
+    a.jne(next);
+    a.cmp(x86::rdi, x86::qword_ptr(x86::rcx, kEntryGuard));
+    a.jne(fail);
+    a.mov(x86::eax, x86::dword_ptr(x86::rdi, kTypeVersion));   // zero-extends
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
+    a.jne(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
+    a.jmp(hit);
+
+    a.bind(next);
+    next = a.newLabel();
+    a.cmp(x86::edx, kAttrTypeValues);
+    a.jne(next);
+    emit_no_shadow_values(a, fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
+    a.jmp(hit);
+
+    a.bind(next);
+    a.cmp(x86::edx, kAttrTypeNoDict);
+    a.jne(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
+    a.jmp(hit);
+}
+
+// Py_DECREF(rdi) with the deallocation out of line (it sets prev_instr first,
+// as __del__ may run), continuing at `done`.
+void emit_decref_to(Emitter &em, int unit, const Label &done)
+{
+    Label dealloc = em.cold([unit, done](Emitter &e) {
+        e.set_prev_instr(unit);
+        CALL_FN(e, _Py_Dealloc);
+        e.as().jmp(done);
+    });
+    em.as().dec(x86::qword_ptr(x86::rdi));
+    em.as().jz(dealloc);
+}
+
+}  // namespace
+
+// [owner] -> [attr]
 void Compiler::visit_LOAD_ATTR(const Instr &ins)
 {
     auto &a = as();
     PyObject *name = name_at(code(), ins.oparg, ins);
-    set_prev_instr();
+    AttrCache *cache = new_site_data<AttrCache>();
+    int d = depth(), unit = ins.index;
+    Label err = error_exit(d);   // the owner stays on the stack for the unwinder
+    Label done = a.newLabel(), hit = a.newLabel(), next = a.newLabel(), dispatch = a.newLabel();
+    Label miss = em().cold([=](Emitter &e) {
+        e.set_prev_instr(unit);
+        e.as().lea(x86::rdi, e.stack(d - 1));
+        e.load_address(x86::rsi, name);
+        e.load_address(x86::rdx, cache);
+        CALL_FN(e, rtn::pyj_load_attr_miss);
+        e.as().test(x86::eax, x86::eax);
+        e.as().js(err);
+        e.as().jmp(done);
+    });
+    emit_next_entry(em(), cache, next, dispatch, miss);
+    em().cold([=](Emitter &e) {
+        e.as().bind(dispatch);
+        emit_value_kinds(e.as(), next, hit);
+    });
     a.mov(x86::rdi, top(0));
-    em().load_address(x86::rsi, name);
-    PYJ_CALL(*this, PyObject_GetAttr);
-    jump_if_error_zero(x86::rax, depth());   // the owner stays on the stack for the unwinder
-    a.mov(x86::rdi, top(0));
+    em().load_address(x86::rcx, &cache->entries[0]);
+    emit_type_guard(a, next);
+    Label not_value = a.newLabel();
+    a.cmp(x86::edx, kAttrInstanceValue);
+    a.jne(not_value);
+    emit_instance_value(a, next);
+    a.jmp(hit);
+    a.bind(not_value);   // __slots__ members, inline too
+    a.cmp(x86::edx, kAttrSlot);
+    a.jne(dispatch);
+    emit_slot_value(a, next);
+    a.bind(hit);
+    em().incref(x86::rax);
     a.mov(top(0), x86::rax);
-    em().decref(x86::rdi);
+    emit_decref_to(em(), unit, done);
+    a.bind(done);
 }
 
+// [owner] -> [meth, owner] for a plain method (an unbound function to call
+// with owner as self), else [NULL, attr]; the same answers as
+// _PyObject_GetMethod.
+void Compiler::visit_LOAD_METHOD(const Instr &ins)
+{
+    auto &a = as();
+    PyObject *name = name_at(code(), ins.oparg, ins);
+    AttrCache *cache = new_site_data<AttrCache>();
+    int d = depth(), unit = ins.index;   // the owner is in slot d - 1
+    Label err = error_exit(d);
+    Label done = a.newLabel(), method_value = a.newLabel(), next = a.newLabel(), dispatch = a.newLabel();
+    Label miss = em().cold([=](Emitter &e) {
+        e.set_prev_instr(unit);
+        e.as().lea(x86::rdi, e.stack(d - 1));
+        e.load_address(x86::rsi, name);
+        e.load_address(x86::rdx, cache);
+        CALL_FN(e, rtn::pyj_load_method_miss);
+        e.as().test(x86::eax, x86::eax);
+        e.as().js(err);
+        e.as().jmp(done);
+    });
+    // [NULL, attr]: the owner's reference is released.
+    Label attr_hit = em().cold([=](Emitter &e) {
+        auto &a = e.as();
+        e.incref(x86::rax);
+        a.mov(e.stack(d), x86::rax);
+        a.mov(e.stack(d - 1), imm(0));
+        emit_decref_to(e, unit, done);
+        a.jmp(done);
+    });
+    emit_next_entry(em(), cache, next, dispatch, miss);
+    em().cold([=](Emitter &e) {
+        auto &a = e.as();
+        Label nodict = a.newLabel(), values = a.newLabel();
+        a.bind(dispatch);
+        a.cmp(x86::edx, kAttrMethodValues);
+        a.jne(nodict);
+        emit_no_shadow_values(a, next);
+        a.jmp(method_value);
+        a.bind(nodict);
+        a.cmp(x86::edx, kAttrMethodNoDict);
+        a.je(method_value);
+        a.cmp(x86::edx, kAttrMethodDict);
+        a.jne(values);
+        a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedDictOffset));
+        a.test(x86::rax, x86::rax);
+        a.jz(next);
+        a.mov(x86::rax, x86::qword_ptr(x86::rax, kDictVersion));
+        a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
+        a.jne(next);
+        a.jmp(method_value);
+        a.bind(values);
+        emit_value_kinds(a, next, attr_hit);
+    });
+    a.mov(x86::rdi, em().stack(d - 1));
+    em().load_address(x86::rcx, &cache->entries[0]);
+    emit_type_guard(a, next);
+    a.cmp(x86::edx, kAttrMethodNoDict);   // builtin types, __slots__ classes
+    a.je(method_value);
+    a.cmp(x86::edx, kAttrMethodValues);
+    a.jne(dispatch);
+    emit_no_shadow_values(a, next);
+    a.bind(method_value);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
+    // [meth, owner]: the owner's reference moves up one slot.
+    em().incref(x86::rax);
+    a.mov(em().stack(d - 1), x86::rax);
+    a.mov(em().stack(d), x86::rdi);
+    a.bind(done);
+    grow(1);
+}
+
+// TOS = owner, TOS1 = value; both references are consumed.
 void Compiler::visit_STORE_ATTR(const Instr &ins)
 {
     auto &a = as();
     PyObject *name = name_at(code(), ins.oparg, ins);
-    // TOS = owner, TOS1 = value; the helper releases both.
-    set_prev_instr();
-    a.mov(x86::rdi, top(0));
-    em().load_address(x86::rsi, name);
-    a.mov(x86::rdx, top(1));
+    AttrCache *cache = new_site_data<AttrCache>();
+    int d = depth(), unit = ins.index;
+    x86::Mem owner = em().stack(d - 1), value = em().stack(d - 2);
+    Label err = error_exit(d - 2);
+    Label done = a.newLabel(), release_owner = a.newLabel(), next = a.newLabel(), dispatch = a.newLabel();
+    Label miss = em().cold([=](Emitter &e) {
+        e.set_prev_instr(unit);
+        e.as().mov(x86::rdi, owner);
+        e.load_address(x86::rsi, name);
+        e.as().mov(x86::rdx, value);
+        e.load_address(x86::rcx, cache);
+        CALL_FN(e, rtn::pyj_store_attr_miss);
+        e.as().test(x86::eax, x86::eax);
+        e.as().js(err);
+        e.as().jmp(done);
+    });
+    // The old value (r8, non-NULL) is released after the store, as CPython does.
+    Label dealloc_old = em().cold([=](Emitter &e) {
+        e.set_prev_instr(unit);
+        e.as().mov(x86::rdi, x86::r8);
+        CALL_FN(e, _Py_Dealloc);
+        e.as().jmp(release_owner);
+    });
+    // First value for this index in this instance: append the index to the
+    // values' insertion order (_PyDictValues_AddToInsertionOrder: the byte at
+    // values[-2] counts the entries, the order grows downwards before it).
+    // rax = values, rdx = index.
+    Label first = em().cold([=](Emitter &e) {
+        auto &a = e.as();
+        a.movzx(x86::r9d, x86::byte_ptr(x86::rax, -2));
+        a.add(x86::r9d, 1);
+        a.mov(x86::byte_ptr(x86::rax, -2), x86::r9b);
+        a.neg(x86::r9);
+        a.mov(x86::byte_ptr(x86::rax, x86::r9, 0, -2), x86::dl);
+        a.jmp(release_owner);
+    });
+    // values->values[index] = value, or miss if the values are gone.
+    auto store_value = [=](x86::Assembler &a, bool falls_through) {
+        a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedValuesOffset));
+        a.test(x86::rax, x86::rax);
+        a.jz(next);
+        a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
+        a.mov(x86::rsi, value);
+        a.mov(x86::r8, x86::qword_ptr(x86::rax, x86::rdx, 3));
+        a.mov(x86::qword_ptr(x86::rax, x86::rdx, 3), x86::rsi);
+        a.test(x86::r8, x86::r8);
+        a.jz(first);
+        a.dec(x86::qword_ptr(x86::r8));
+        a.jz(dealloc_old);
+        if (!falls_through) a.jmp(release_owner);
+    };
+    // A slot: *(owner + index) = value, releasing the old value if any.
+    auto store_slot = [=](x86::Assembler &a, bool falls_through) {
+        a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
+        a.mov(x86::rsi, value);
+        a.mov(x86::r8, x86::qword_ptr(x86::rdi, x86::rdx));
+        a.mov(x86::qword_ptr(x86::rdi, x86::rdx), x86::rsi);
+        a.test(x86::r8, x86::r8);
+        a.jz(release_owner);
+        a.dec(x86::qword_ptr(x86::r8));
+        a.jz(dealloc_old);
+        if (!falls_through) a.jmp(release_owner);
+    };
+    emit_next_entry(em(), cache, next, dispatch, miss);
+    em().cold([=](Emitter &e) {
+        auto &a = e.as();
+        Label slot = a.newLabel();
+        a.bind(dispatch);
+        a.cmp(x86::edx, kAttrInstanceValue);
+        a.jne(slot);
+        store_value(a, false);
+        a.bind(slot);
+        a.cmp(x86::edx, kAttrSlot);
+        a.jne(next);
+        store_slot(a, false);
+    });
+    a.mov(x86::rdi, owner);
+    em().load_address(x86::rcx, &cache->entries[0]);
+    emit_type_guard(a, next);
+    Label not_value = a.newLabel();
+    a.cmp(x86::edx, kAttrInstanceValue);
+    a.jne(not_value);
+    store_value(a, false);
+    a.bind(not_value);
+    a.cmp(x86::edx, kAttrSlot);
+    a.jne(dispatch);
+    store_slot(a, true);
+    a.bind(release_owner);
+    a.mov(x86::rdi, owner);
+    emit_decref_to(em(), unit, done);
+    a.bind(done);
     drop(2);
-    PYJ_CALL(*this, rtn::pyj_store_attr);
-    jump_if_error_negative(x86::eax, depth());
 }
 
 void Compiler::visit_DELETE_ATTR(const Instr &ins)
@@ -173,39 +566,6 @@ void Compiler::visit_DELETE_ATTR(const Instr &ins)
     em().load_address(x86::rsi, name);
     PYJ_CALL(*this, rtn::pyj_delete_attr);
     jump_if_error_negative(x86::eax, depth());
-}
-
-// [obj] -> [meth, obj] when _PyObject_GetMethod finds a plain method (an
-// unbound function to call with obj as self), else [NULL, attr].
-void Compiler::visit_LOAD_METHOD(const Instr &ins)
-{
-    auto &a = as();
-    PyObject *name = name_at(code(), ins.oparg, ins);
-    int d = depth();   // obj is in slot d - 1; _PyObject_GetMethod writes slot d
-    Label not_method = a.newLabel(), done = a.newLabel();
-    a.mov(em().stack(d), imm(0));
-    set_prev_instr();
-    a.mov(x86::rdi, em().stack(d - 1));
-    em().load_address(x86::rsi, name);
-    a.lea(x86::rdx, em().stack(d));
-    PYJ_CALL(*this, _PyObject_GetMethod);
-    a.mov(x86::rcx, em().stack(d));
-    a.test(x86::rcx, x86::rcx);
-    a.jz(error_exit(d));   // obj stays on the stack for the unwinder
-    a.test(x86::eax, x86::eax);
-    a.jz(not_method);
-    // meth | self
-    a.mov(x86::rdx, em().stack(d - 1));
-    a.mov(em().stack(d - 1), x86::rcx);
-    a.mov(em().stack(d), x86::rdx);
-    a.jmp(done);
-    // NULL | attr
-    a.bind(not_method);
-    a.mov(x86::rdi, em().stack(d - 1));
-    a.mov(em().stack(d - 1), imm(0));
-    em().decref(x86::rdi);
-    a.bind(done);
-    grow(1);
 }
 
 // ---- imports -------------------------------------------------------------------

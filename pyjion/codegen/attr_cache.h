@@ -1,0 +1,33 @@
+// The attribute caches' runtime: the miss paths of LOAD_ATTR, LOAD_METHOD and
+// STORE_ATTR (visit_names.cpp). Each one does the generic operation with
+// exactly CPython's semantics, then, if it succeeded and the case is one an
+// AttrCache can prove, (re)fills the site's cache so the next execution takes
+// the inline path. See AttrKind in inline_cache.h for the cases and guards.
+#pragma once
+
+#include "frame_layout.h"
+#include "inline_cache.h"
+
+namespace pyjion::rtn {
+
+// LOAD_ATTR: slot[0] is the owner; replaced by the attribute (the owner's
+// reference released). 0, or -1 with an exception set and the owner left in
+// place for the unwinder.
+int pyj_load_attr_miss(PyObject **slot, PyObject *name, AttrCache *cache);
+
+// LOAD_METHOD: slot[0] is the owner; on success slot[0], slot[1] become
+// [method, owner] or [NULL, attribute]. 0, or -1 as above.
+int pyj_load_method_miss(PyObject **slot, PyObject *name, AttrCache *cache);
+
+// STORE_ATTR (steals owner and value): 0, or -1 with an exception set.
+int pyj_store_attr_miss(PyObject *owner, PyObject *name, PyObject *value, AttrCache *cache);
+
+}  // namespace pyjion::rtn
+
+// Layout facts of CPython 3.11 the inline paths read (pycore_object.h cannot be
+// included from C++): a managed-dict object keeps its PyDictValues* 4 words and
+// its materialised dict 3 words before the object header.
+namespace pyjion::layout {
+constexpr int32_t kManagedValuesOffset = -4 * static_cast<int32_t>(sizeof(PyObject *));
+constexpr int32_t kManagedDictOffset = -3 * static_cast<int32_t>(sizeof(PyObject *));
+}  // namespace pyjion::layout

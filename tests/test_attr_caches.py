@@ -1,0 +1,872 @@
+"""The inline caches of LOAD_ATTR, LOAD_METHOD and STORE_ATTR never serve a
+stale answer: every way an attribute's meaning can change between two runs of
+the same compiled site gives the interpreter's answer.
+
+Each test defines its classes and accessor functions in a source snippet,
+executes it twice (fresh namespaces: one copy under the JIT, one on stock
+CPython) and runs the same driver against both; the driver calls the accessors
+repeatedly at the same sites around each mutation and logs results and
+exceptions (type, message, formatted traceback). The logs must be equal and
+the accessors compiled.
+"""
+import sys
+import textwrap
+import traceback
+import types
+
+from jitcheck import assert_compiled, jit_off, jit_on, norm, register_source
+
+
+def _outcome(f, args):
+    try:
+        return ("ok", norm(f(*args)))
+    except Exception as e:  # noqa: BLE001 - any exception is an outcome to compare
+        return ("raise", type(e).__name__, str(e), getattr(e, "name", None),
+                "".join(traceback.format_exception(e)))
+
+
+class Log:
+    def __init__(self, ns):
+        self.ns = ns
+        self.items = []
+
+    def __call__(self, fname, *args, times=3):
+        """Runs ns[fname](*args) `times` times (the same sites, cache warm) and logs each outcome."""
+        f = self.ns[fname]
+        for _ in range(times):
+            self.items.append((fname, _outcome(f, args)))
+
+    def note(self, value):
+        self.items.append(("note", norm(value)))
+
+
+def run_both(src, driver, compiled=()):
+    """driver(ns, log) against a JIT copy and a stock copy of `src`; equal logs,
+    and the functions named in `compiled` compiled in the JIT copy."""
+    src = textwrap.dedent(src)
+    filename = register_source(src, "attr")
+    logs = []
+    for jit in (True, False):
+        ns = {"__name__": "attrmod"}
+        exec(compile(src, filename, "exec"), ns)
+        log = Log(ns)
+        with (jit_on() if jit else jit_off()):
+            driver(ns, log)
+        if jit:
+            for name in compiled:
+                assert_compiled(ns[name])
+        logs.append(log.items)
+    got, want = logs
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g == w, "JIT %r\nstock %r" % (g, w)
+    return want
+
+
+ACCESSORS = """
+def get_x(o):
+    return o.x
+
+def set_x(o, v):
+    o.x = v
+
+def call_m(o, *a):
+    return o.m(*a)
+
+def get_m(o):
+    return o.m
+"""
+
+
+def test_instance_values_and_polymorphic_sites():
+    src = ACCESSORS + """
+class Base:
+    def __init__(self, x):
+        self.x = x
+    def m(self):
+        return ("base", self.x)
+
+class A(Base):
+    def m(self):
+        return ("A", self.x)
+
+class B(Base):
+    def __init__(self, x):
+        self.y = 0
+        self.x = x
+
+class C(B):
+    pass
+
+class D:
+    x = "class-level"
+    def m(self, k=1):
+        return k
+"""
+
+    def driver(ns, log):
+        objs = [ns["Base"](1), ns["A"](2), ns["B"](3), ns["C"](4), ns["D"](), ns["A"](5), ns["Base"](6)]
+        for _ in range(3):
+            for o in objs:
+                log("get_x", o, times=1)
+                log("call_m", o, times=1)
+        for i, o in enumerate(objs):
+            log("set_x", o, i * 10)
+            log("get_x", o)
+            log.note(list(vars(o).items()))
+
+    run_both(src, driver, compiled=["get_x", "set_x", "call_m"])
+
+
+def test_store_keeps_insertion_order_and_releases_old_values():
+    src = """
+DELETED = []
+
+class Tracked:
+    def __init__(self, tag):
+        self.tag = tag
+    def __del__(self):
+        DELETED.append(self.tag)
+
+class P:
+    pass
+
+def fill(o, a, b, c):
+    o.c = c
+    o.a = a
+    o.b = b
+
+def replace(o, v):
+    o.a = v
+    return list(DELETED)
+"""
+
+    def driver(ns, log):
+        for i in range(4):
+            p = ns["P"]()
+            if i == 2:
+                p.z = 0   # another order of first stores
+            log("fill", p, i, ns["Tracked"]("t%d" % i), [i], times=1)
+            log.note(list(vars(p)))
+            log("replace", p, ns["Tracked"]("r%d" % i), times=1)
+            log("replace", p, 7, times=1)
+            del p.a
+            log("replace", p, 8, times=1)
+            log.note(list(vars(p).items()))
+        log.note(list(ns["DELETED"]))
+
+    run_both(src, driver, compiled=["fill", "replace"])
+
+
+def test_class_attribute_changes_and_shadowing():
+    src = ACCESSORS + """
+class Base:
+    x = "base"
+
+class K(Base):
+    def m(self):
+        return "K.m"
+
+def set_base(v):
+    Base.x = v
+"""
+
+    def driver(ns, log):
+        K, Base = ns["K"], ns["Base"]
+        k = K()
+        log("get_x", k)
+        ns["set_base"]("changed")
+        log("get_x", k)
+        K.x = "on K"
+        log("get_x", k)
+        k.x = "instance"
+        log("get_x", k)
+        del K.x
+        log("get_x", k)
+        del k.x
+        log("get_x", k)
+        del Base.x
+        log("get_x", k)             # AttributeError
+        log("call_m", k)
+        K.m = lambda self: "replaced"
+        log("call_m", k)
+        k.m = lambda: "instance callable"
+        log("call_m", k)
+        del k.m
+        log("call_m", k)
+        del K.m
+        log("call_m", k)            # AttributeError
+        Base.m = lambda self, *a: ("base m", a)
+        log("call_m", k, 1)
+        log("get_m", k)
+
+    run_both(src, driver, compiled=["get_x", "call_m", "get_m"])
+
+
+def test_descriptors_added_later_win():
+    src = ACCESSORS + """
+class Obj:
+    def __init__(self):
+        self.x = 1
+        self.m = "instance m"
+
+class Mutable:
+    pass
+
+class Holder:
+    pass
+"""
+
+    def driver(ns, log):
+        Obj, Mutable, Holder = ns["Obj"], ns["Mutable"], ns["Holder"]
+        o = Obj()
+        log("get_x", o)
+        log("call_m", o)
+        Obj.x = property(lambda self: "property")
+        log("get_x", o)
+        log("set_x", o, 5)           # no setter: AttributeError
+        Obj.x = property(lambda self: self.__dict__.get("x", "none"), lambda self, v: None)
+        log("set_x", o, 6)
+        log("get_x", o)
+        del Obj.x
+        log("get_x", o)
+        # A class attribute of a mutable type that later becomes a descriptor.
+        h = Holder()
+        Holder.x = Mutable()
+        log("get_x", h)
+        Mutable.__get__ = lambda self, obj, tp=None: ("got", type(obj).__name__)
+        log("get_x", h)
+        h.x = "instance"
+        log("get_x", h)
+        Mutable.__set__ = lambda self, obj, v: None
+        log("get_x", h)             # a data descriptor now wins over the instance value
+        log("set_x", h, 9)
+        log("get_x", h)
+        del Mutable.__set__
+        log("get_x", h)
+
+    run_both(src, driver, compiled=["get_x", "set_x", "call_m"])
+
+
+def test_getattr_getattribute_and_setattr_overrides():
+    src = ACCESSORS + """
+class G:
+    def __init__(self):
+        self.x = 1
+    def m(self):
+        return "m"
+"""
+
+    def driver(ns, log):
+        G = ns["G"]
+        g = G()
+        log("get_x", g)
+        log("call_m", g)
+        log("set_x", g, 2)
+        G.__getattribute__ = lambda self, n: ("ga", n)
+        log("get_x", g)
+        log("call_m", g)
+        del G.__getattribute__
+        log("get_x", g)
+        del g.x
+        G.__getattr__ = lambda self, n: ("fallback", n)
+        log("get_x", g)
+        g.x = 3
+        log("get_x", g)
+        del G.__getattr__
+        G.__setattr__ = lambda self, n, v: object.__setattr__(self, n, ("wrapped", v))
+        log("set_x", g, 4)
+        log("get_x", g)
+        del G.__setattr__
+        log("set_x", g, 5)
+        log("get_x", g)
+
+    run_both(src, driver, compiled=["get_x", "set_x", "call_m"])
+
+
+def test_class_assignment_and_materialised_dict():
+    src = ACCESSORS + """
+class A:
+    def __init__(self):
+        self.x = "a"
+    def m(self):
+        return "A.m"
+
+class B:
+    def __init__(self):
+        self.y = 0
+        self.x = "b"
+    def m(self):
+        return "B.m"
+"""
+
+    def driver(ns, log):
+        A, B = ns["A"], ns["B"]
+        a = A()
+        log("get_x", a)
+        log("call_m", a)
+        a.__class__ = B
+        log("get_x", a)
+        log("call_m", a)
+        log("set_x", a, "after class change")
+        log("get_x", a)
+        # obj.__dict__ materialised, then changed through the dict.
+        b = B()
+        log("get_x", b)
+        log("call_m", b)
+        d = b.__dict__
+        log("call_m", b)
+        d["x"] = "via dict"
+        log("get_x", b)
+        log("call_m", b)
+        d["m"] = lambda: "shadow in dict"
+        log("call_m", b)
+        del d["x"]
+        log("get_x", b)
+        log("set_x", b, "stored")
+        log.note(list(d.items()))
+        # Many attributes: the instance outgrows the shared keys.
+        c = A()
+        log("get_x", c)
+        for i in range(40):
+            setattr(c, "attr%d" % i, i)
+        log("get_x", c)
+        log("set_x", c, "big")
+        log("get_x", c)
+        log("call_m", c)
+        log.note(sorted(vars(c).items())[:3])
+        # Fresh instances after the keys filled up.
+        e = A()
+        log("get_x", e)
+        log("set_x", e, "fresh")
+        log("get_x", e)
+
+    run_both(src, driver, compiled=["get_x", "set_x", "call_m"])
+
+
+def test_slots():
+    src = ACCESSORS + """
+class S:
+    __slots__ = ("x", "y")
+    def __init__(self, x):
+        self.x = x
+    def m(self):
+        return ("S.m", self.x)
+
+class T(S):
+    __slots__ = ()
+
+class U(S):
+    def __init__(self, x):
+        self.y = x
+    @property
+    def x(self):
+        return "U property"
+
+class Other:
+    __slots__ = ("x",)
+
+class Foreign:
+    x = S.x          # a member of S in an unrelated class
+"""
+
+    def driver(ns, log):
+        S, T, U, Other, Foreign = ns["S"], ns["T"], ns["U"], ns["Other"], ns["Foreign"]
+        s = S(1)
+        log("get_x", s)
+        log("set_x", s, 2)
+        log("get_x", s)
+        log("call_m", s)
+        del s.x
+        log("get_x", s)             # AttributeError: x
+        log("call_m", s)
+        log("set_x", s, 3)
+        log("get_x", s)
+        t = T(4)
+        for o in (s, t, U(5), Other(), s, t):
+            log("get_x", o, times=1)
+            log("set_x", o, 6, times=1)
+            log("get_x", o, times=1)
+        f = Foreign()
+        log("get_x", f)             # TypeError: descriptor doesn't apply
+        log("set_x", f, 1)
+        s.__class__ = T
+        log("get_x", s)
+        log("get_m", s)
+        log("set_x", 5, 1)          # builtin without the attribute
+
+    run_both(src, driver, compiled=["get_x", "set_x", "call_m"])
+
+
+def test_modules():
+    src = """
+import types
+
+mod = types.ModuleType("cachemod")
+mod.value = 1
+mod.f = lambda *a: ("f", a)
+
+def get():
+    return mod.value
+
+def call():
+    return mod.f(1)
+
+def get_attr(m):
+    return m.value
+
+def call_on(m):
+    return m.f(2)
+"""
+
+    def driver(ns, log):
+        mod = ns["mod"]
+        for _ in range(2):
+            log("get")
+            log("call")
+            mod.value += 1
+            log("get")
+            mod.f = lambda *a: ("g", a)
+            log("call")
+            mod.other = 0      # another key: the dict changes
+            log("get")
+        del mod.value
+        log("get")                 # AttributeError: module 'cachemod' has no attribute 'value'
+        mod.__getattr__ = lambda n: ("module getattr", n)
+        log("get")
+        del mod.__getattr__
+        mod.value = "back"
+        log("get")
+        m2 = types.ModuleType("second")
+        m2.value = "second"
+        m2.f = len
+        for m in (mod, m2, mod, sys, m2):
+            log("get_attr", m, times=1)
+            log("call_on", m, times=1)
+
+        class Sub(types.ModuleType):
+            @property
+            def value(self):
+                return "sub property"
+
+        s = Sub("sub")
+        s.__dict__["value"] = "shadowed"
+        log("get_attr", s)
+        mod.__class__ = Sub
+        log("get_attr", mod)
+        log("get")
+
+    run_both(src, driver, compiled=["get", "call", "get_attr", "call_on"])
+
+
+def test_types_as_owners():
+    src = """
+class Meta(type):
+    pass
+
+class Base:
+    CONST = 1
+    def f(self, *a):
+        return ("f", a)
+    @classmethod
+    def cm(cls, *a):
+        return ("cm", cls.__name__, a)
+    @staticmethod
+    def sm(*a):
+        return ("sm", a)
+
+class K(Base):
+    pass
+
+class M(Base, metaclass=Meta):
+    pass
+
+def const(c):
+    return c.CONST
+
+def call_f(c):
+    return c.f(c, 1)
+
+def call_cm(c):
+    return c.cm(2)
+
+def call_sm(c):
+    return c.sm(3)
+
+def get_f(c):
+    return c.f
+
+def get_name(c):
+    return c.__name__
+"""
+
+    def driver(ns, log):
+        Base, K, M, Meta = ns["Base"], ns["K"], ns["M"], ns["Meta"]
+        fns = ["const", "call_f", "call_cm", "call_sm", "get_f", "get_name"]
+        for c in (K, K, Base, M, K, int):
+            for fn in fns:
+                log(fn, c, times=2)
+        Base.CONST = 2
+        log("const", K)
+        K.CONST = 3
+        log("const", K)
+        log("const", Base)
+        del K.CONST
+        log("const", K)
+        del Base.CONST
+        log("const", K)             # AttributeError: type object 'K' has no attribute 'CONST'
+        Base.f = staticmethod(lambda *a: ("static now", a))
+        log("call_f", K)
+        Base.sm = classmethod(lambda cls, *a: ("class now", cls.__name__, a))
+        log("call_sm", K)
+        log("const", M)
+        Meta.CONST = property(lambda cls: "meta property")
+        log("const", M)
+        Meta.f = "meta f"
+        log("get_f", M)
+        del Meta.CONST
+        log("const", M)
+        K.__name__ = "Renamed"
+        log("get_name", K)
+        Base.CONST = [1]
+        log("const", K)
+
+    run_both(src, driver, compiled=["const", "call_f", "call_cm", "call_sm", "get_f"])
+
+
+def test_builtin_methods_and_no_dict_instances():
+    src = ACCESSORS + """
+def append(lst, v):
+    lst.append(v)
+    return lst
+
+def join(s, parts):
+    return s.join(parts)
+
+class L(list):
+    pass
+
+class NoDict:
+    __slots__ = ()
+    x = 10
+    def m(self):
+        return "NoDict.m"
+"""
+
+    def driver(ns, log):
+        L, NoDict = ns["L"], ns["NoDict"]
+        for o in ([], L(), [1], (1,), L()):
+            log("append", o, 1, times=2)
+        l2 = L()
+        l2.append = lambda v: "shadowed append"
+        log("append", l2, 1)
+        L.append = lambda self, v: "class append"
+        log("append", L(), 2)
+        log("join", "-", ["a", "b"])
+        log("join", b"-", [b"a"])
+        n = NoDict()
+        log("get_x", n)
+        log("call_m", n)
+        log("get_m", n)
+        NoDict.x = 11
+        log("get_x", n)
+        NoDict.m = lambda self: "new m"
+        log("call_m", n)
+        del NoDict.m
+        log("call_m", n)            # AttributeError
+        log("set_x", n, 1)          # AttributeError: read-only / no __dict__
+
+    run_both(src, driver, compiled=["append", "join", "get_x", "call_m"])
+
+
+def test_deleted_attribute_errors_and_tracebacks():
+    src = """
+class P:
+    def __init__(self):
+        self.x = 1
+        self.m = 2
+
+def chain(o):
+    a = o.x
+    return a + o.m + o.x
+
+def meth(o):
+    return o.missing()
+"""
+
+    def driver(ns, log):
+        P = ns["P"]
+        p = P()
+        log("chain", p)
+        del p.m
+        log("chain", p)
+        p.m = 5
+        log("chain", p)
+        del p.x
+        log("chain", p)
+        log("meth", p)
+        log("meth", 1)
+        log("chain", None)
+
+    out = run_both(src, driver, compiled=["chain", "meth"])
+    errors = [o for _, o in out if o[0] == "raise"]
+    assert any("'P' object has no attribute 'm'" in e[2] for e in errors)
+    assert all(e[1] == "AttributeError" for e in errors)
+
+
+def test_cache_does_not_keep_objects_alive():
+    src = ACCESSORS + """
+import types
+
+def make():
+    class Temp:
+        def __init__(self):
+            self.x = 1
+        def m(self):
+            return 2
+    return Temp
+"""
+
+    def driver(ns, log):
+        import gc
+        import weakref
+        refs = []
+        for i in range(6):
+            T = ns["make"]()
+            t = T()
+            log("get_x", t, times=2)
+            log("call_m", t, times=2)
+            log("set_x", t, i, times=2)
+            refs.append(weakref.ref(T))
+            del T, t
+        gc.collect()
+        log.note([r() is None for r in refs])
+        m = types.ModuleType("tmp")
+        m.x = 3
+        log("get_x", m)
+        r = weakref.ref(m)
+        del m
+        gc.collect()
+        log.note(r() is None)
+
+    run_both(src, driver, compiled=["get_x", "call_m", "set_x"])
+
+
+def test_str_subclass_names_and_setattr_builtin():
+    src = ACCESSORS + """
+class N(str):
+    __hash__ = str.__hash__
+    def __eq__(self, other):
+        return str.__eq__(self, other)
+
+class O:
+    pass
+"""
+
+    def driver(ns, log):
+        O, N = ns["O"], ns["N"]
+        o = O()
+        setattr(o, N("x"), "via str subclass")
+        log("get_x", o)
+        o.x = "plain"
+        log("get_x", o)
+        setattr(o, "x", "setattr")
+        log("get_x", o)
+        object.__setattr__(o, "x", "object.__setattr__")
+        log("get_x", o)
+        log("set_x", o, 1)
+        log.note(vars(o))
+
+    run_both(src, driver, compiled=["get_x", "set_x"])
+
+
+def test_methods_of_instances_with_a_dict_from_the_start():
+    src = """
+import random
+
+class R(random.Random):      # a C base's tp_new: the instance starts with a real dict
+    def twice(self):
+        return (self.random(), self.random())
+
+class Base:
+    def __init__(self, v):
+        self.v = v
+
+class Child(Base):
+    def __init__(self, v):
+        Base.__init__(self, v)       # an unbound call through the class
+        self.w = type.__call__       # a metaclass attribute read from the class
+
+def draw(r):
+    return r.twice()
+
+def make(v):
+    return Child(v).v
+
+def init_of(c):
+    return c.__init__
+"""
+
+    def driver(ns, log):
+        R, Base, Child = ns["R"], ns["Base"], ns["Child"]
+        r = R(5)
+        log("draw", r)
+        r.extra = 1                   # the dict changes: its version tag too
+        log("draw", r)
+        r.random = lambda: "shadowed"
+        log("draw", r)
+        del r.random
+        log("draw", r)
+        R.random = lambda self: "class-level"
+        log("draw", r)
+        del R.random
+        log("draw", R(6))
+        log("make", 1)
+        Base.__init__ = lambda self, v: setattr(self, "v", ("new init", v))
+        log("make", 2)
+        del Base.__init__
+        log("make", 3)                # object.__init__: TypeError
+        for c in (Base, Child, int, type):
+            log("init_of", c, times=1)
+
+    run_both(src, driver, compiled=["draw", "make", "init_of"])
+
+
+def test_attributes_in_a_materialised_dict():
+    src = ACCESSORS + """
+class A:
+    def __init__(self):
+        self.x = 1
+    def m(self):
+        return "A.m"
+"""
+
+    def driver(ns, log):
+        A = ns["A"]
+        a = A()
+        d = a.__dict__
+        log("get_x", a)
+        del d["x"]
+        log("get_x", a)            # AttributeError
+        d["pad"] = 0
+        d["x"] = 2                 # another entry index
+        log("get_x", a)
+        for i in range(50):        # the table grows: new keys objects
+            d["k%d" % i] = i
+        log("get_x", a)
+        d[1] = "non-str key"       # a general (not str-only) table
+        log("get_x", a)
+        a.__dict__ = {"x": "new dict"}
+        log("get_x", a)
+        a.__dict__ = {"".join(["x"]): "equal, not identical key"}
+        log("get_x", a)
+        A.x = property(lambda self: "property wins")
+        log("get_x", a)
+        del A.x
+        log("get_x", a)
+        b = A()
+        b.__dict__
+        others = [A(), b, a, A()]
+        for o in others * 2:
+            log("get_x", o, times=1)
+            log("call_m", o, times=1)
+
+    run_both(src, driver, compiled=["get_x", "call_m"])
+
+
+def test_errors_with_values_on_the_stack_and_handlers():
+    src = """
+class P:
+    def __init__(self):
+        self.x = 1
+    def m(self):
+        return 2
+
+def nested(items):
+    out = []
+    for o in items:                      # the iterator is on the stack
+        try:
+            out.append((o.x, o.m(), [o.x, o.y]))
+        except AttributeError as e:
+            out.append(("caught", str(e)))
+        try:
+            o.x = o.x + 1
+        except (AttributeError, TypeError) as e:
+            out.append(("store", type(e).__name__, str(e)))
+    return out
+
+def gen(items):
+    for o in items:
+        yield o.x
+        yield o.m()
+
+def uncaught(o):
+    return [1, 2, (3, o.m())]
+"""
+
+    def driver(ns, log):
+        P = ns["P"]
+        p, q = P(), P()
+        q.y = "y"
+        items = [p, q, 5, p, None, q]
+        log("nested", items)
+        log("nested", [p, q])
+        del P.m
+        log("nested", items)
+        log("uncaught", p)
+        log("uncaught", 1)
+
+    def driver_gen(ns, log):
+        P = ns["P"]
+        for _ in range(3):
+            g = ns["gen"]([P(), P()])
+            log.note(list(g))
+        driver(ns, log)
+
+    run_both(src, driver_gen, compiled=["nested", "uncaught", "gen"])
+
+
+def test_deep_hierarchy_base_change_invalidates():
+    src = ACCESSORS + """
+class A:
+    def m(self):
+        return "A"
+class B(A):
+    pass
+class C(B):
+    pass
+class D(C):
+    def __init__(self):
+        self.x = 0
+"""
+
+    def driver(ns, log):
+        A, B, C, D = ns["A"], ns["B"], ns["C"], ns["D"]
+        d = D()
+        log("call_m", d)
+        B.m = lambda self: "B"
+        log("call_m", d)
+        C.m = lambda self: "C"
+        log("call_m", d)
+        del C.m
+        del B.m
+        log("call_m", d)
+        A.x = property(lambda self: "A property")
+        log("get_x", d)
+        del A.x
+        log("get_x", d)
+
+        class E:
+            def m(self):
+                return "E"
+            x = "E.x"
+        C.__bases__ = (E,)
+        log("call_m", d)
+        log("get_x", d)
+        del d.x
+        log("get_x", d)
+
+    run_both(src, driver, compiled=["call_m", "get_x"])
+
+
+assert sys.version_info[:2] == (3, 11)
