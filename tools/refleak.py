@@ -1,0 +1,315 @@
+"""Reference-leak hunting on a release build of CPython (no sys.gettotalrefcount).
+
+regrtest's `-R warmup:runs` needs a debug build. This does the same on a
+release build: run a body repeatedly, clean the interpreter's caches and
+collect garbage after each round, and measure per round
+
+- references: the sum of sys.getrefcount() over a fixed set of tracked
+  objects taken before the measured rounds: everything the garbage collector
+  tracks, the singletons (None, True, False, Ellipsis, NotImplemented), the
+  small ints, the builtins, every type seen, and the constants and names of
+  every code object (interned strings, numbers). A body that leaks one
+  reference to an argument, a constant, None or a type per round makes this
+  sum grow by one per round;
+- memory blocks: sys.getallocatedblocks() (a leaked new object never frees
+  its blocks);
+- file descriptors: entries of /proc/self/fd.
+
+As with -R, a body leaks when the measured deltas of references or of blocks
+are all >= 1 (every measured round grew), or the file descriptors changed.
+
+Three ways to use it:
+
+    python tools/refleak.py -R 3:3 tests/test_ops_objects.py -q   # pytest, each test repeated
+    python tools/refleak.py -R 3:3 --regrtest test_with test_scope # regrtest modules, in-process
+    from refleak import hunt; report = hunt(body, warmup=3, runs=3)
+
+With pytest (also `pytest -p refleak --refleak 3:3` with tools/ on sys.path)
+every test function runs warmup+runs times in one call and fails with a
+LeakError naming the deltas. With --regrtest every module's unittest suite is
+loaded once and run warmup+runs times with the JIT forced on every function
+(threshold 0), as `python -m test -R 3:3 MODULE` would on a debug build.
+PYJION_REFLEAK_NOJIT=1 measures the same without the JIT (stock CPython),
+to tell leaks of compiled code from leaks of the test or of CPython."""
+import array
+import builtins
+import gc
+import os
+import sys
+import types
+
+__all__ = ["LeakError", "LeakReport", "hunt", "check", "cleanup"]
+
+
+class LeakError(AssertionError):
+    pass
+
+
+class LeakReport:
+    def __init__(self, name, refs, blocks, fds):
+        self.name, self.refs, self.blocks, self.fds = name, refs, blocks, fds
+
+    @property
+    def leaked(self):
+        return bool(self.kinds())
+
+    def kinds(self):
+        out = []
+        if self.refs and all(d >= 1 for d in self.refs):
+            out.append(("references", self.refs))
+        if self.blocks and all(d >= 1 for d in self.blocks):
+            out.append(("memory blocks", self.blocks))
+        if any(self.fds):
+            out.append(("file descriptors", self.fds))
+        return out
+
+    def __str__(self):
+        kinds = self.kinds()
+        if not kinds:
+            return "%s: no leak (references %s, blocks %s)" % (self.name, self.refs, self.blocks)
+        return "; ".join("%s leaked %s %s, sum=%d" % (self.name, d, what, sum(d)) for what, d in kinds)
+
+
+def _fd_count():
+    try:
+        return len(os.listdir("/proc/self/fd"))
+    except OSError:
+        return 0
+
+
+def cleanup():
+    """Empties the caches that legitimately fill up as code runs (what
+    regrtest's dash_R_cleanup and clear_caches do, the parts that matter here),
+    then collects garbage."""
+    sys._clear_type_cache()     # the method cache holds strong refs to attribute names
+    for name, clear in (("re", "purge"), ("linecache", "clearcache"), ("fnmatch", None),
+                        ("typing", None), ("struct", "_clearcache"), ("inspect", None),
+                        ("traceback", None), ("doctest", None), ("filecmp", None)):
+        mod = sys.modules.get(name)
+        if mod is None:
+            continue
+        if name == "fnmatch":
+            mod._compile_pattern.cache_clear()
+        elif name == "typing":
+            for f in getattr(mod, "_cleanups", ()):
+                f()
+        elif name == "inspect":
+            mod._filesbymodname.clear()
+            mod.modulesbyfile.clear()
+        elif name == "doctest":
+            mod.master = None
+        elif name == "filecmp":
+            mod._cache.clear()
+        elif clear is not None and hasattr(mod, clear):
+            getattr(mod, clear)()
+    for _ in range(3):
+        if not gc.collect():
+            break
+
+
+def _tracked_objects():
+    """The fixed set whose reference counts are summed (deduplicated by id)."""
+    seen = {}
+
+    def add(o):
+        seen.setdefault(id(o), o)
+
+    for o in (None, True, False, Ellipsis, NotImplemented, (), "", b""):
+        add(o)
+    for i in range(-5, 257):
+        add(i)
+    for o in vars(builtins).values():
+        add(o)
+    for o in gc.get_objects():
+        add(o)
+        add(type(o))
+        if isinstance(o, types.CodeType):
+            for c in o.co_consts:
+                add(c)
+            for n in o.co_names + o.co_varnames + o.co_cellvars + o.co_freevars:
+                add(n)
+        for r in gc.get_referents(o):   # what containers hold: strs, ints, plain objects
+            add(r)
+    for mod in list(sys.modules.values()):
+        add(mod)
+    return list(seen.values())
+
+
+def _ref_sum(objs):
+    getrefcount = sys.getrefcount
+    return sum(map(getrefcount, objs))
+
+
+def hunt(body, warmup=3, runs=3, name="body"):
+    """Runs body() warmup+runs times; returns a LeakReport of the measured
+    rounds' deltas. Exceptions from body propagate."""
+    cleanup()
+    for _ in range(warmup):
+        body()
+        cleanup()
+    tracked = _tracked_objects()
+    cleanup()
+    # Every measurement is taken in the same state of this frame (the loop
+    # variable aside, whose small int changes but adds one reference each
+    # time), and goes to a preallocated array: a list of small ints, or a
+    # local still bound to one, would itself add references to tracked objects.
+    # Round 1 is one more warm-up: the first round run in this loop
+    # measures differently (by a reference or two) from the later ones.
+    counts = array.array("q", bytes(8 * 3 * (runs + 2)))
+    for i in range(runs + 2):
+        if i >= 1:
+            body()
+            cleanup()
+        counts[3 * i] = _ref_sum(tracked)
+        counts[3 * i + 1] = sys.getallocatedblocks()
+        counts[3 * i + 2] = _fd_count()
+    del tracked
+    refs, blocks, fds = ([counts[3 * i + k] - counts[3 * i + k - 3] for i in range(2, runs + 2)]
+                         for k in range(3))
+    return LeakReport(name, list(refs), list(blocks), list(fds))
+
+
+def check(body, warmup=3, runs=3, name="body", retries=1):
+    """hunt(), raising LeakError on a leak. A leak is confirmed by measuring
+    again (`retries` times): a one-off growth (a cache that filled in a
+    measured round) is not a leak."""
+    report = hunt(body, warmup, runs, name)
+    for _ in range(retries):
+        if not report.leaked:
+            break
+        report = hunt(body, 0, runs, name)
+    if report.leaked:
+        raise LeakError(str(report))
+    return report
+
+
+def parse_spec(spec):
+    warmup, _, runs = spec.partition(":")
+    return int(warmup or 3), int(runs or 3)
+
+
+# ---- pytest plugin ------------------------------------------------------------------
+
+def pytest_addoption(parser):
+    parser.addoption("--refleak", metavar="WARMUP:RUNS", default=None,
+                     help="run every test WARMUP+RUNS times and fail it if the measured runs "
+                          "leak references, memory blocks or file descriptors")
+
+
+def pytest_configure(config):
+    spec = config.getoption("--refleak", None)
+    config._refleak = parse_spec(spec) if spec else None
+
+
+def pytest_pyfunc_call(pyfuncitem):
+    spec = getattr(pyfuncitem.config, "_refleak", None)
+    if spec is None or pyfuncitem.get_closest_marker("no_refleak") is not None:
+        return None
+    import inspect
+    testfunction = pyfuncitem.obj
+    if inspect.iscoroutinefunction(testfunction):
+        return None
+    argnames = pyfuncitem._fixtureinfo.argnames
+    kwargs = {arg: pyfuncitem.funcargs[arg] for arg in argnames}
+    check(lambda: testfunction(**kwargs), spec[0], spec[1], name=pyfuncitem.nodeid)
+    return True
+
+
+pytest_pyfunc_call.tryfirst = True
+
+
+# ---- regrtest modules in-process ----------------------------------------------------
+
+def _jit_on():
+    if os.environ.get("PYJION_REFLEAK_NOJIT"):
+        return
+    import pyjion
+    pyjion.enable(threshold=0)
+
+
+def _jit_off():
+    if os.environ.get("PYJION_REFLEAK_NOJIT"):
+        return
+    import pyjion
+    pyjion.disable()
+
+
+def regrtest_module(module, warmup, runs):
+    """Loads test.<module>'s tests once and runs them warmup+runs times with
+    the JIT forced; returns (LeakReport, problems) where problems lists the
+    rounds that failed."""
+    import importlib
+    import unittest
+    from test import support
+    from test.libregrtest.utils import clear_caches
+    support.verbose = 0
+    mod = importlib.import_module("test." + module)
+    loader = unittest.TestLoader()
+    if hasattr(mod, "load_tests") or not hasattr(mod, "test_main"):
+        suite = loader.loadTestsFromModule(mod)
+        run_suite = None
+    else:
+        suite, run_suite = None, mod.test_main
+    problems = []
+
+    def body():
+        _jit_on()
+        try:
+            if run_suite is not None:
+                try:
+                    run_suite()
+                except Exception as exc:      # support.run_unittest raises TestFailed
+                    problems.append(repr(exc)[:300])
+            else:
+                result = unittest.TestResult()
+                suite.run(result)
+                for test, tb in result.errors + result.failures:
+                    problems.append("%s: %s" % (test, tb.strip().splitlines()[-1]))
+        finally:
+            _jit_off()
+        clear_caches()
+
+    report = hunt(body, warmup, runs, name=module)
+    return report, problems
+
+
+def _main_regrtest(modules, warmup, runs):
+    failed = 0
+    for module in modules:
+        try:
+            report, problems = regrtest_module(module, warmup, runs)
+        except Exception as exc:
+            print("%-28s error: %r" % (module, exc), flush=True)
+            failed += 1
+            continue
+        status = "LEAK" if report.leaked else "ok"
+        print("%-28s %-4s refs %s blocks %s fds %s%s" % (
+            module, status, report.refs, report.blocks, report.fds,
+            "  (%d failing test runs)" % len(problems) if problems else ""), flush=True)
+        if report.leaked:
+            failed += 1
+    return 1 if failed else 0
+
+
+def main(argv=None):
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-R", "--huntrleaks", default="3:3", metavar="WARMUP:RUNS")
+    parser.add_argument("--regrtest", nargs="+", metavar="MODULE",
+                        help="regrtest modules to run in-process (smoke: the smoke selection)")
+    args, rest = parser.parse_known_args(argv)
+    warmup, runs = parse_spec(args.huntrleaks)
+    if args.regrtest:
+        modules = args.regrtest
+        if modules == ["smoke"]:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            from regrtest import SMOKE
+            modules = SMOKE
+        return _main_regrtest(modules, warmup, runs)
+    import pytest
+    return pytest.main(["--refleak", "%d:%d" % (warmup, runs), *rest], plugins=[sys.modules[__name__]])
+
+
+if __name__ == "__main__":
+    sys.modules.setdefault("refleak", sys.modules[__name__])
+    sys.exit(main())
