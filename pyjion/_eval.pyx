@@ -23,6 +23,7 @@ cdef extern from "Python.h":
     void *PyCapsule_Import(const char *name, int no_block) except NULL
     PyObject *PyErr_Occurred()
     void PyErr_Clear()
+    bint PyCode_Check(object o)
 
 cdef extern from "codegen_api.h":
     ctypedef PyObject *(*PyjionEntry)(PyThreadState *ts, void *frame, int throwflag) noexcept
@@ -331,7 +332,10 @@ def installed():
 cdef PyjRecord *existing_record(code) except? NULL:
     if g_extra_index < 0:
         return NULL
-    if not isinstance(code, type((lambda: 0).__code__)):
+    # Not isinstance(code, type((lambda: 0).__code__)): every Cython lambda
+    # made and freed leaks a reference to Cython's function type (found by
+    # tools/refleak.py).
+    if not PyCode_Check(code):
         raise TypeError("expected a code object, got %s" % type(code).__name__)
     return <PyjRecord *>pyj_code_extra(<PyCodeObject *><PyObject *>code, g_extra_index)
 

@@ -48,6 +48,7 @@ class LeakError(AssertionError):
 class LeakReport:
     def __init__(self, name, refs, blocks, fds):
         self.name, self.refs, self.blocks, self.fds = name, refs, blocks, fds
+        self.suspects = []      # (repr, growth) of objects whose count grew every round
 
     @property
     def leaked(self):
@@ -67,7 +68,11 @@ class LeakReport:
         kinds = self.kinds()
         if not kinds:
             return "%s: no leak (references %s, blocks %s)" % (self.name, self.refs, self.blocks)
-        return "; ".join("%s leaked %s %s, sum=%d" % (self.name, d, what, sum(d)) for what, d in kinds)
+        text = "; ".join("%s leaked %s %s, sum=%d" % (self.name, d, what, sum(d)) for what, d in kinds)
+        if self.suspects:
+            text += "\n  references grew every round on: " + "; ".join(
+                "%s (+%d)" % s for s in self.suspects[:10])
+        return text
 
 
 def _fd_count():
@@ -140,9 +145,11 @@ def _ref_sum(objs):
     return sum(map(getrefcount, objs))
 
 
-def hunt(body, warmup=3, runs=3, name="body"):
+def hunt(body, warmup=3, runs=3, name="body", detail=False):
     """Runs body() warmup+runs times; returns a LeakReport of the measured
-    rounds' deltas. Exceptions from body propagate."""
+    rounds' deltas. Exceptions from body propagate. detail=True also names
+    the tracked objects whose reference count grew in every measured round
+    (report.suspects)."""
     cleanup()
     for _ in range(warmup):
         body()
@@ -156,6 +163,7 @@ def hunt(body, warmup=3, runs=3, name="body"):
     # Round 1 is one more warm-up: the first round run in this loop
     # measures differently (by a reference or two) from the later ones.
     counts = array.array("q", bytes(8 * 3 * (runs + 2)))
+    per_object = []
     for i in range(runs + 2):
         if i >= 1:
             body()
@@ -163,10 +171,24 @@ def hunt(body, warmup=3, runs=3, name="body"):
         counts[3 * i] = _ref_sum(tracked)
         counts[3 * i + 1] = sys.getallocatedblocks()
         counts[3 * i + 2] = _fd_count()
+        if detail:
+            per_object.append(array.array("q", map(sys.getrefcount, tracked)))
+    suspects = []
+    if detail:
+        first, last = per_object[1], per_object[-1]
+        for k in range(len(tracked)):
+            if all(per_object[r][k] > per_object[r - 1][k] for r in range(2, runs + 2)):
+                try:
+                    text = repr(tracked[k])[:120]
+                except Exception:
+                    text = "<%s object>" % type(tracked[k]).__name__
+                suspects.append((text, last[k] - first[k]))
     del tracked
     refs, blocks, fds = ([counts[3 * i + k] - counts[3 * i + k - 3] for i in range(2, runs + 2)]
                          for k in range(3))
-    return LeakReport(name, list(refs), list(blocks), list(fds))
+    report = LeakReport(name, list(refs), list(blocks), list(fds))
+    report.suspects = suspects
+    return report
 
 
 def check(body, warmup=3, runs=3, name="body", retries=1):
@@ -177,7 +199,7 @@ def check(body, warmup=3, runs=3, name="body", retries=1):
     for _ in range(retries):
         if not report.leaked:
             break
-        report = hunt(body, 0, runs, name)
+        report = hunt(body, 0, runs, name, detail=True)
     if report.leaked:
         raise LeakError(str(report))
     return report
