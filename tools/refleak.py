@@ -25,8 +25,10 @@ Three ways to use it:
     from refleak import hunt; report = hunt(body, warmup=3, runs=3)
 
 With pytest (also `pytest -p refleak --refleak 3:3` with tools/ on sys.path)
-every test function runs warmup+runs times in one call and fails with a
-LeakError naming the deltas. With --regrtest every module's unittest suite is
+every test runs warmup+runs times (set-up, call and tear-down each time) and
+then once more as usual, failing with a LeakError that names the deltas and
+the objects whose reference counts grew. Tests that start subprocesses run
+once, unmeasured; `@pytest.mark.no_refleak` opts a test out. With --regrtest every module's unittest suite is
 loaded once and run warmup+runs times with the JIT forced on every function
 (threshold 0), as `python -m test -R 3:3 MODULE` would on a debug build.
 PYJION_REFLEAK_NOJIT=1 measures the same without the JIT (stock CPython),
@@ -107,6 +109,9 @@ def cleanup():
             mod._cache.clear()
         elif clear is not None and hasattr(mod, clear):
             getattr(mod, clear)()
+    bdb = sys.modules.get("bdb")
+    if bdb is not None:       # every Breakpoint ever made stays in class-level registries
+        bdb.Breakpoint.clearBreakpoints()
     for _ in range(3):
         if not gc.collect():
             break
@@ -221,23 +226,82 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     spec = config.getoption("--refleak", None)
     config._refleak = parse_spec(spec) if spec else None
+    config.addinivalue_line("markers", "no_refleak: never repeated by --refleak")
 
 
-def pytest_pyfunc_call(pyfuncitem):
-    spec = getattr(pyfuncitem.config, "_refleak", None)
-    if spec is None or pyfuncitem.get_closest_marker("no_refleak") is not None:
+def pytest_runtest_protocol(item, nextitem):
+    """Runs the whole test (fixture set-up, call, tear-down) warmup+runs
+    times unlogged, measuring leaks across those rounds, then once more as
+    usual, failing in the call if the rounds leaked. Set-up and tear-down
+    belong to each round so that fixtures which record what a test did
+    (monkeypatch's undo list, sys.modules entries to remove) start afresh."""
+    spec = getattr(item.config, "_refleak", None)
+    if spec is None or item.get_closest_marker("no_refleak") is not None:
         return None
-    import inspect
-    testfunction = pyfuncitem.obj
-    if inspect.iscoroutinefunction(testfunction):
-        return None
-    argnames = pyfuncitem._fixtureinfo.argnames
-    kwargs = {arg: pyfuncitem.funcargs[arg] for arg in argnames}
-    check(lambda: testfunction(**kwargs), spec[0], spec[1], name=pyfuncitem.nodeid)
+    from _pytest.runner import runtestprotocol
+    bad = []
+
+    def body():
+        if bad:
+            return
+        _fresh_request(item)
+        for rep in runtestprotocol(item, nextitem=nextitem, log=False):
+            if not rep.passed:
+                bad.append(rep)
+
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    # The first run tells whether the test works in this process at all: one
+    # that starts subprocesses (crash tests, start-up tests) is not measured.
+    if not _starts_subprocess(body) and not bad:
+        try:
+            check(body, max(spec[0] - 1, 0), spec[1], name=item.nodeid)
+        except LeakError as exc:
+            item._refleak_error = exc
+    _fresh_request(item)
+    runtestprotocol(item, nextitem=nextitem, log=True)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
     return True
 
 
-pytest_pyfunc_call.tryfirst = True
+def _fresh_request(item):
+    # Tear-down empties the item's fixture values; set-up needs a new request
+    # (what pytest-rerunfailures does before running a test again).
+    init = getattr(item, "_initrequest", None)
+    if init is not None:
+        init()
+
+
+def pytest_runtest_call(item):
+    error = getattr(item, "_refleak_error", None)
+    if error is not None:
+        del item._refleak_error
+        raise error
+
+
+def _starts_subprocess(body):
+    import subprocess
+    started = []
+    original = subprocess.Popen.__init__
+
+    def init(self, *args, **kwargs):
+        started.append(True)
+        original(self, *args, **kwargs)
+
+    subprocess.Popen.__init__ = init
+    try:
+        body()
+    finally:
+        subprocess.Popen.__init__ = original
+    return bool(started)
+
+
+try:
+    import pytest as _pytest
+except ImportError:        # hunt() and check() work without pytest
+    pass
+else:
+    pytest_runtest_protocol = _pytest.hookimpl(tryfirst=True)(pytest_runtest_protocol)
+    pytest_runtest_call = _pytest.hookimpl(tryfirst=True)(pytest_runtest_call)
 
 
 # ---- regrtest modules in-process ----------------------------------------------------
