@@ -168,7 +168,10 @@ def hunt(body, warmup=3, runs=3, name="body", detail=False):
     # Round 1 is one more warm-up: the first round run in this loop
     # measures differently (by a reference or two) from the later ones.
     counts = array.array("q", bytes(8 * 3 * (runs + 2)))
-    per_object = []
+    # detail: every tracked object's count per round, in one array made now
+    # (arrays kept per round would add a reference to their type every round)
+    n = len(tracked)
+    per_object = array.array("q", bytes(8 * n * (runs + 2))) if detail else None
     for i in range(runs + 2):
         if i >= 1:
             body()
@@ -177,17 +180,16 @@ def hunt(body, warmup=3, runs=3, name="body", detail=False):
         counts[3 * i + 1] = sys.getallocatedblocks()
         counts[3 * i + 2] = _fd_count()
         if detail:
-            per_object.append(array.array("q", map(sys.getrefcount, tracked)))
+            per_object[n * i:n * (i + 1)] = array.array("q", map(sys.getrefcount, tracked))
     suspects = []
     if detail:
-        first, last = per_object[1], per_object[-1]
-        for k in range(len(tracked)):
-            if all(per_object[r][k] > per_object[r - 1][k] for r in range(2, runs + 2)):
+        for k in range(n):
+            if all(per_object[n * r + k] > per_object[n * (r - 1) + k] for r in range(2, runs + 2)):
                 try:
                     text = repr(tracked[k])[:120]
                 except Exception:
                     text = "<%s object>" % type(tracked[k]).__name__
-                suspects.append((text, last[k] - first[k]))
+                suspects.append((text, per_object[n * (runs + 1) + k] - per_object[n + k]))
     del tracked
     refs, blocks, fds = ([counts[3 * i + k] - counts[3 * i + k - 3] for i in range(2, runs + 2)]
                          for k in range(3))
