@@ -323,7 +323,7 @@ def _jit_off():
 
 
 def regrtest_module(module, warmup, runs):
-    """Loads test.<module>'s tests once and runs them warmup+runs times with
+    """Imports test.<module> once and runs its tests warmup+runs times with
     the JIT forced; returns (LeakReport, problems) where problems lists the
     rounds that failed."""
     import importlib
@@ -332,12 +332,7 @@ def regrtest_module(module, warmup, runs):
     from test.libregrtest.utils import clear_caches
     support.verbose = 0
     mod = importlib.import_module("test." + module)
-    loader = unittest.TestLoader()
-    if hasattr(mod, "load_tests") or not hasattr(mod, "test_main"):
-        suite = loader.loadTestsFromModule(mod)
-        run_suite = None
-    else:
-        suite, run_suite = None, mod.test_main
+    run_suite = getattr(mod, "test_main", None) if not hasattr(mod, "load_tests") else None
     problems = []
 
     def body():
@@ -349,8 +344,11 @@ def regrtest_module(module, warmup, runs):
                 except Exception as exc:      # support.run_unittest raises TestFailed
                     problems.append(repr(exc)[:300])
             else:
+                # loaded afresh each round, as regrtest does (a suite drops its tests as they run)
+                suite = unittest.TestLoader().loadTestsFromModule(mod)
                 result = unittest.TestResult()
                 suite.run(result)
+                del suite
                 for test, tb in result.errors + result.failures:
                     problems.append("%s: %s" % (test, tb.strip().splitlines()[-1]))
         finally:
@@ -361,22 +359,55 @@ def regrtest_module(module, warmup, runs):
     return report, problems
 
 
-def _main_regrtest(modules, warmup, runs):
-    failed = 0
+def _one_module(module, warmup, runs):
+    """In this process: one module's measurement as a JSON line on stdout."""
+    import json
+    compiled_before = _compiled_count()
+    report, problems = regrtest_module(module, warmup, runs)
+    print("REFLEAK " + json.dumps({"module": module, "leaked": report.leaked, "text": str(report),
+                                   "refs": report.refs, "blocks": report.blocks, "fds": report.fds,
+                                   "problems": problems[:20], "failing_runs": len(problems),
+                                   "compiled": _compiled_count() - compiled_before}), flush=True)
+
+
+def _compiled_count():
+    if os.environ.get("PYJION_REFLEAK_NOJIT"):
+        return 0
+    import pyjion
+    return pyjion.stats()["jit"]["compiled"]
+
+
+def _main_regrtest(modules, warmup, runs, timeout):
+    """Each module in its own process (a crash or a hang stays in one module)."""
+    import json
+    import subprocess
+    leaked = errors = 0
     for module in modules:
+        env = dict(os.environ)
+        for name in ("PYJION", "PYJION_THRESHOLD", "PYJION_STATS_FILE"):
+            env.pop(name, None)
         try:
-            report, problems = regrtest_module(module, warmup, runs)
-        except Exception as exc:
-            print("%-28s error: %r" % (module, exc), flush=True)
-            failed += 1
+            proc = subprocess.run([sys.executable, os.path.abspath(__file__), "-R", "%d:%d" % (warmup, runs),
+                                   "--in-process", module], capture_output=True, text=True, timeout=timeout,
+                                  env=env, stdin=subprocess.DEVNULL)
+            lines = [line for line in proc.stdout.splitlines() if line.startswith("REFLEAK ")]
+            result = json.loads(lines[-1][8:]) if lines else None
+            problem = None if result else "exit code %s: %s" % (proc.returncode, proc.stderr.strip()[-300:])
+        except subprocess.TimeoutExpired:
+            result, problem = None, "timeout after %d s" % timeout
+        if result is None:
+            errors += 1
+            print("%-28s error: %s" % (module, problem), flush=True)
             continue
-        status = "LEAK" if report.leaked else "ok"
-        print("%-28s %-4s refs %s blocks %s fds %s%s" % (
-            module, status, report.refs, report.blocks, report.fds,
-            "  (%d failing test runs)" % len(problems) if problems else ""), flush=True)
-        if report.leaked:
-            failed += 1
-    return 1 if failed else 0
+        leaked += result["leaked"]
+        print("%-28s %-4s refs %s blocks %s fds %s; %d code objects compiled%s" % (
+            module, "LEAK" if result["leaked"] else "ok", result["refs"], result["blocks"], result["fds"],
+            result["compiled"], "; %d failing test runs" % result["failing_runs"] if result["failing_runs"] else ""),
+            flush=True)
+        if result["leaked"]:
+            print("    " + result["text"].replace("\n", "\n    "), flush=True)
+    print("%d modules: %d leaked, %d could not be measured" % (len(modules), leaked, errors))
+    return 1 if leaked or errors else 0
 
 
 def main(argv=None):
@@ -384,16 +415,22 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-R", "--huntrleaks", default="3:3", metavar="WARMUP:RUNS")
     parser.add_argument("--regrtest", nargs="+", metavar="MODULE",
-                        help="regrtest modules to run in-process (smoke: the smoke selection)")
+                        help="regrtest modules, each run in-process in a process of its own "
+                             "(`smoke`: tools/regrtest.py's smoke selection)")
+    parser.add_argument("--timeout", type=int, default=900, help="seconds per regrtest module")
+    parser.add_argument("--in-process", metavar="MODULE", help=argparse.SUPPRESS)
     args, rest = parser.parse_known_args(argv)
     warmup, runs = parse_spec(args.huntrleaks)
+    if args.in_process:
+        _one_module(args.in_process, warmup, runs)
+        return 0
     if args.regrtest:
         modules = args.regrtest
         if modules == ["smoke"]:
             sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
             from regrtest import SMOKE
             modules = SMOKE
-        return _main_regrtest(modules, warmup, runs)
+        return _main_regrtest(modules, warmup, runs, args.timeout)
     import pytest
     return pytest.main(["--refleak", "%d:%d" % (warmup, runs), *rest], plugins=[sys.modules[__name__]])
 
