@@ -247,7 +247,9 @@ def pytest_runtest_protocol(item, nextitem):
         if bad:
             return
         _fresh_request(item)
-        for rep in runtestprotocol(item, nextitem=nextitem, log=False):
+        # nextitem=None: tear down every fixture, session-scoped ones too (a
+        # session fixture such as tmp_path_factory keeps a finalizer per use).
+        for rep in runtestprotocol(item, nextitem=None, log=False):
             if not rep.passed:
                 bad.append(rep)
 
