@@ -156,7 +156,9 @@ def hunt(body, warmup=3, runs=3, name="body", detail=False):
     the tracked objects whose reference count grew in every measured round
     (report.suspects)."""
     cleanup()
-    for _ in range(warmup):
+    # The last warm-up round runs inside the measuring loop below, so
+    # warmup + runs rounds in all, as with regrtest's -R.
+    for _ in range(warmup - 1):
         body()
         cleanup()
     tracked = _tracked_objects()
@@ -165,8 +167,8 @@ def hunt(body, warmup=3, runs=3, name="body", detail=False):
     # variable aside, whose small int changes but adds one reference each
     # time), and goes to a preallocated array: a list of small ints, or a
     # local still bound to one, would itself add references to tracked objects.
-    # Round 1 is one more warm-up: the first round run in this loop
-    # measures differently (by a reference or two) from the later ones.
+    # Round 1 is the last warm-up: the first round run in this loop measures
+    # differently (by a reference or two) from the later ones.
     counts = array.array("q", bytes(8 * 3 * (runs + 2)))
     # detail: every tracked object's count per round, in one array made now
     # (arrays kept per round would add a reference to their type every round)
@@ -206,7 +208,7 @@ def check(body, warmup=3, runs=3, name="body", retries=1):
     for _ in range(retries):
         if not report.leaked:
             break
-        report = hunt(body, 0, runs, name, detail=True)
+        report = hunt(body, 1, runs, name, detail=True)
     if report.leaked:
         raise LeakError(str(report))
     return report
