@@ -84,10 +84,46 @@ def _fd_count():
         return 0
 
 
+class _Saved:
+    """Process-wide registries a test may legitimately add to, saved when a
+    hunt starts and put back after every round (as regrtest's -R does):
+    warnings filters, copyreg's dispatch table, the path importer cache (a
+    test importing from a temporary directory adds an entry per round),
+    zipimport's directory cache."""
+
+    def __init__(self):
+        import copyreg
+        import warnings
+        self.filters = warnings.filters[:]
+        self.dispatch = copyreg.dispatch_table.copy()
+        self.importers = sys.path_importer_cache.copy()
+        zipimport = sys.modules.get("zipimport")
+        self.zipcache = zipimport._zip_directory_cache.copy() if zipimport is not None else None
+
+    def restore(self):
+        import copyreg
+        import warnings
+        warnings.filters[:] = self.filters
+        warnings._filters_mutated()
+        copyreg.dispatch_table.clear()
+        copyreg.dispatch_table.update(self.dispatch)
+        sys.path_importer_cache.clear()
+        sys.path_importer_cache.update(self.importers)
+        zipimport = sys.modules.get("zipimport")
+        if zipimport is not None and self.zipcache is not None:
+            zipimport._zip_directory_cache.clear()
+            zipimport._zip_directory_cache.update(self.zipcache)
+
+
+_saved = None
+
+
 def cleanup():
     """Empties the caches that legitimately fill up as code runs (what
     regrtest's dash_R_cleanup and clear_caches do, the parts that matter here),
     then collects garbage."""
+    if _saved is not None:
+        _saved.restore()
     sys._clear_type_cache()     # the method cache holds strong refs to attribute names
     for name, clear in (("re", "purge"), ("linecache", "clearcache"), ("fnmatch", None),
                         ("typing", None), ("struct", "_clearcache"), ("inspect", None),
@@ -155,6 +191,15 @@ def hunt(body, warmup=3, runs=3, name="body", detail=False):
     rounds' deltas. Exceptions from body propagate. detail=True also names
     the tracked objects whose reference count grew in every measured round
     (report.suspects)."""
+    global _saved
+    outer, _saved = _saved, _Saved()
+    try:
+        return _hunt(body, warmup, runs, name, detail)
+    finally:
+        _saved = outer
+
+
+def _hunt(body, warmup, runs, name, detail):
     cleanup()
     # The last warm-up round runs inside the measuring loop below, so
     # warmup + runs rounds in all, as with regrtest's -R.
