@@ -335,9 +335,9 @@ def installed():
 cdef PyjRecord *existing_record(code) except? NULL:
     if g_extra_index < 0:
         return NULL
-    # Not isinstance(code, type((lambda: 0).__code__)): every Cython lambda
-    # made and freed leaks a reference to Cython's function type (found by
-    # tools/refleak.py).
+    # Not isinstance(code, type((lambda: 0).__code__)): making a Cython lambda
+    # and reading its __code__ on every call leaked a reference to Cython's
+    # function type each time (found by tools/refleak.py).
     if not PyCode_Check(code):
         raise TypeError("expected a code object, got %s" % type(code).__name__)
     return <PyjRecord *>pyj_code_extra(<PyCodeObject *><PyObject *>code, g_extra_index)

@@ -119,6 +119,28 @@ def test_detects_a_leak_inside_compiled_code():
 
 # ---- compiled code does not leak ------------------------------------------------------
 
+def test_info_of_a_compiled_function_does_not_leak():
+    """pyjion.info() leaked a reference to Cython's function type per call
+    (the hook's record_info made a lambda to find the code type)."""
+    ns = {}
+    exec("def f(x):\n    return x + 1\n", ns)
+    f = ns["f"]
+    with jit_on():
+        f(1)
+    assert pyjion.info(f).compiled
+
+    def body():
+        for _ in range(20):
+            pyjion.info(f)
+    report = refleak.check(body, name="info")
+    assert not report.leaked
+    cyfunction = type(pyjion._eval.record_info)
+    before = sys.getrefcount(cyfunction)
+    for _ in range(100):
+        pyjion.info(f)
+    assert sys.getrefcount(cyfunction) - before < 10
+
+
 PROGRAMS = {
     "arith": ("def f(a, b):\n    x = a + b * 2 - a // 3 % 7\n    y = a / 2.5 + b ** 2\n"
               "    return x, y, -a, ~b, not a, a < b, a == b, a is b\n",
