@@ -276,6 +276,16 @@ def pytest_configure(config):
     spec = config.getoption("--refleak", None)
     config._refleak = parse_spec(spec) if spec else None
     config.addinivalue_line("markers", "no_refleak: never repeated by --refleak")
+    import collections
+    config._refleak_tally = collections.Counter()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    spec = getattr(config, "_refleak", None)
+    if spec is None:
+        return
+    terminalreporter.write_line("refleak -R %d:%d: %s" % (spec[0], spec[1], ", ".join(
+        "%d %s" % (n, what) for what, n in sorted(config._refleak_tally.items())) or "no tests"))
 
 
 def pytest_runtest_protocol(item, nextitem):
@@ -285,7 +295,10 @@ def pytest_runtest_protocol(item, nextitem):
     belong to each round so that fixtures which record what a test did
     (monkeypatch's undo list, sys.modules entries to remove) start afresh."""
     spec = getattr(item.config, "_refleak", None)
-    if spec is None or item.get_closest_marker("no_refleak") is not None:
+    if spec is None:
+        return None
+    if item.get_closest_marker("no_refleak") is not None:
+        item.config._refleak_tally["opted out (no_refleak)"] += 1
         return None
     from _pytest.runner import runtestprotocol
     bad = []
@@ -303,11 +316,18 @@ def pytest_runtest_protocol(item, nextitem):
     item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
     # The first run tells whether the test works in this process at all: one
     # that starts subprocesses (crash tests, start-up tests) is not measured.
-    if not _starts_subprocess(body) and not bad:
+    tally = item.config._refleak_tally
+    if _starts_subprocess(body):
+        tally["ran once (starts subprocesses)"] += 1
+    elif bad:
+        tally["failed or skipped before measuring"] += 1
+    else:
         try:
             check(body, max(spec[0] - 1, 0), spec[1], name=item.nodeid)
+            tally["measured, no leak"] += 1
         except LeakError as exc:
             item._refleak_error = exc
+            tally["leaked"] += 1
     _fresh_request(item)
     runtestprotocol(item, nextitem=nextitem, log=True)
     item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
