@@ -149,3 +149,36 @@ def test_stats_count_instructions():
     assert stats["compile_time_s"] > 0
     pyjion.reset_stats()
     assert pyjion.stats()["jit"]["instructions"] == 0
+
+
+def test_debug_and_dump_over_the_opcode_families(tmp_path):
+    """debug=True and dump_asm together over programs covering the opcode
+    families (tests/test_refleak.py's): same outcomes as stock CPython, and a
+    listing for each. In a subprocess: a failed depth check aborts."""
+    path = tmp_path / "all.asm"
+    out = check_python("""
+        import sys
+        sys.path.insert(0, "tests")
+        import pyjion
+        from test_refleak import PROGRAMS, run_program
+        from jitcheck import jit_off
+        pyjion.config(debug=True, dump_asm=sys.argv[1])
+        for name, (src, calls) in sorted(PROGRAMS.items()):
+            f, got = run_program(src, calls)
+            assert pyjion.info(f).compiled, name
+            ns = {"__name__": "leakprog"}
+            exec(compile(src, "<stock>", "exec"), ns)
+            want = []
+            with jit_off():
+                for args in calls:
+                    try:
+                        want.append(("ok", ns["f"](*args)))
+                    except Exception as exc:
+                        want.append(("raise", type(exc)))
+            assert got == want, (name, got, want)
+        print(len(PROGRAMS))
+    """, args=[str(path)], timeout=300)
+    assert int(out.strip()) >= 15
+    text = path.read_text()
+    assert text.count("; ==== pyjion: f ") >= 15
+    assert "rt::pyj_rt_debug_check_stack" in text
