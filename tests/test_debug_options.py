@@ -56,9 +56,13 @@ def test_dump_asm_lists_boundaries_and_instructions(dump_to):
     listing = text[text.index(header[0]):]
     listing = listing[:listing.index("; ==== end")]
     # One comment per bytecode instruction, in order, with offset, name and argument.
-    marks = re.findall(r"; ---- offset (\d+): (\w+) (\d+) \(stack depth (-?\d+)\)", listing)
+    marks = re.findall(r"; ---- offset (\d+): (\w+) (\d+) \(stack depth (-?\d+)\)(?: unreachable)? at \+0x([0-9a-f]+)",
+                       listing)
     expected = [(i.offset, i.opname) for i in dis.get_instructions(f)]
-    assert [(int(o), n) for o, n, _, _ in marks] == expected
+    assert [(int(o), n) for o, n, _, _, _ in marks] == expected
+    # ... at the native offsets CompiledCode.boundaries reports
+    owner = pyjion._eval.record_info(f.__code__)["owner"]
+    assert [int(m[4], 16) for m in marks] == [b[0] for b in owner.boundaries]
     # Real x86-64 instructions with their machine code, and named helper calls.
     assert re.search(r"^\s*mov\s+\w+", listing, re.M)
     assert re.search(r"\bret\b", listing)
@@ -133,7 +137,7 @@ def test_debug_stack_check_runs_everything(dump_to):
     assert pyjion.info(f).compiled
     text = dump_to.read_text()
     checks = len(re.findall(r"pyj_rt_debug_check_stack", text))
-    reachable = len(re.findall(r"; ---- offset \d+: \w+ \d+ \(stack depth \d+\)$", text, re.M))
+    reachable = len(re.findall(r"; ---- offset \d+: \w+ \d+ \(stack depth \d+\) at \+0x[0-9a-f]+$", text, re.M))
     assert checks >= reachable > 0
 
 

@@ -99,8 +99,8 @@ void Compiler::compile()
 // The listing's line at a bytecode boundary (only with config(dump_asm=...)).
 void Compiler::comment_boundary(const Instr &ins)
 {
-    em_.as().commentf("; ---- offset %d: %s %d (stack depth %d)%s", ins.offset(), opcode_name(ins.opcode),
-                      ins.oparg, ins.depth, ins.depth < 0 ? " unreachable" : "");
+    em_.as().commentf("; ---- offset %d: %s %d (stack depth %d)%s at +0x%zx", ins.offset(), opcode_name(ins.opcode),
+                      ins.oparg, ins.depth, ins.depth < 0 ? " unreachable" : "", em_.as().offset());
 }
 
 // Instructions that never run Python code (so cannot turn tracing on), apart
