@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.pyjion-deps
 SOURCES := $(wildcard pyjion/*.pyx pyjion/*.h pyjion/*.cpp pyjion/codegen/*.cpp pyjion/codegen/*.h pyjion/codegen/*.def pyjion/codegen/*.c) setup.py pyproject.toml
 
-.PHONY: setup build demo test unit-test smoke bench bench-check fuzz regrtest clean
+.PHONY: setup build demo test unit-test smoke bench bench-check fuzz regrtest refleak clean
 
 setup: build
 
@@ -44,6 +44,16 @@ smoke: setup
 # The whole CPython suite, stock vs JIT, per module (about an hour here).
 regrtest: setup
 	$(PY) tools/regrtest.py --all -j 2 --timeout 900 --markdown docs/regrtest-3.11.md
+
+# Reference leaks, as regrtest's -R 3:3 on a debug build would find them but on
+# this release build (tools/refleak.py): every test of the suite run 3+3 times
+# with leak deltas measured (tests that start subprocesses run once), then the
+# smoke selection's modules in-process with the JIT forced. `make test` runs a
+# short version (tests/test_refleak.py). REFLEAK_MODULES=... narrows the second part.
+REFLEAK_MODULES ?= smoke
+refleak: setup
+	$(PY) tools/refleak.py -R 3:3 tests -q -p no:cacheprovider
+	$(PY) tools/refleak.py -R 3:3 --regrtest $(REFLEAK_MODULES)
 
 fuzz: setup
 	$(PY) tests/fuzz_subset.py --n $${FUZZ_N:-5000} --seed $${FUZZ_SEED:-1}

@@ -6,6 +6,7 @@
 
 The public API is a superset of Pyjion 2.0's; see __init__.pyi for types."""
 import enum
+import os
 import sys
 import types
 
@@ -74,17 +75,28 @@ def is_enabled():
 
 
 def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile=None, jit=None,
-           max_instructions=None):
+           max_instructions=None, dump_asm=None):
     """Changes settings (None keeps one) and returns them all. max_instructions:
     code objects with more bytecode instructions stay in the interpreter
-    (reason "code object too large"; 0 = no limit)."""
+    (reason "code object too large"; 0 = no limit). dump_asm: a file to which
+    every later compile appends its assembly listing ("-": stderr; False:
+    no listing; the PYJION_DUMP_ASM environment variable sets it at import)."""
+    if dump_asm is not None and dump_asm is not False and not isinstance(dump_asm, (str, os.PathLike)):
+        raise TypeError("dump_asm must be a path, \"-\" or False, not %s" % type(dump_asm).__name__)
     _eval.set_config(threshold=threshold, pgc=pgc, debug=debug, profile=profile, jit=jit,
                      max_instructions=max_instructions)
+    if dump_asm is not None:
+        from . import _codegen
+        path = os.fspath(dump_asm) if dump_asm is not False else ""
+        _codegen.set_dump_asm(path or None)
     if level is not None:
         _compat_settings["level"] = int(level)
     if graph is not None:
         _compat_settings["graph"] = bool(graph)
     settings = _eval.get_config()
+    # (inline, not a helper function: config(profile=True) must not profile itself)
+    codegen = sys.modules.get("pyjion._codegen")
+    settings["dump_asm"] = codegen.get_dump_asm() if codegen is not None else None
     settings.update(_compat_settings)
     settings["enabled"] = _eval.installed()
     settings["unsupported"] = list(_UNSUPPORTED_SETTINGS)
@@ -137,3 +149,7 @@ def reset_stats():
 def dis_native(f, file=None):
     from .dis import dis_native as _dis_native
     return _dis_native(f, file=file)
+
+
+if os.environ.get("PYJION_DUMP_ASM"):
+    config(dump_asm=os.environ["PYJION_DUMP_ASM"])

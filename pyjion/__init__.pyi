@@ -1,6 +1,7 @@
 # Public API of pyjion (a superset of Pyjion 2.0's).
 from typing import Any, Callable, Dict, Optional, Tuple, Union
 import enum
+import os
 
 __version__: str
 
@@ -51,10 +52,15 @@ def is_enabled() -> bool: ...
 
 def config(threshold: Optional[int] = None, level: Optional[int] = None, pgc: Optional[bool] = None,
            debug: Optional[bool] = None, graph: Optional[bool] = None, profile: Optional[bool] = None,
-           jit: Optional[bool] = None, max_instructions: Optional[int] = None) -> Dict[str, Any]:
+           jit: Optional[bool] = None, max_instructions: Optional[int] = None,
+           dump_asm: Union[str, "os.PathLike[str]", bool, None] = None) -> Dict[str, Any]:
     """Change settings (None = keep) and return all of them as a dict, incl. "unsupported":
     the names of settings accepted for Pyjion compatibility that have no effect here.
-    max_instructions: larger code objects stay interpreted (IncompatibleSize); 0 = no limit."""
+    max_instructions: larger code objects stay interpreted (IncompatibleSize); 0 = no limit.
+    debug: compiled code checks the modelled stack depth at every bytecode boundary.
+    dump_asm: append each later compile's assembly listing (bytecode offset and
+    opcode at every boundary, callee names at calls) to this file; "-" = stderr;
+    False = off. PYJION_DUMP_ASM=path sets it when pyjion is imported."""
 
 def info(f: Union[Callable, Any]) -> JitInfo:
     """f: a function, method, code object or anything with __code__. TypeError otherwise."""
@@ -69,7 +75,7 @@ def stats() -> Dict[str, Any]:
                                     "callers": {FunctionKey: {"calls", "primitive_calls",
                                                               "total_time", "own_time"}}}},
         "jit": {"compiled": int, "failed": int, "failed_reasons": {str: int},
-                "compile_time_s": float, "code_bytes": int}}
+                "compile_time_s": float, "code_bytes": int, "instructions": int}}
     "functions" holds data only while/after profiling (enable(profile=True))."""
 
 def reset_stats() -> None: ...

@@ -13,12 +13,17 @@ using pyjion::CompiledCode;
 
 namespace {
 
+// config(dump_asm=...): where each compile's assembly listing goes.
+bool g_dump_asm = false;
+std::string g_dump_asm_path;
+
 int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out)
 {
     out->entry = nullptr;
     out->owner = nullptr;
     out->reason = nullptr;
     out->code_size = 0;
+    out->instructions = 0;
     const char *problem = nullptr;
     std::string text;
     try {
@@ -28,9 +33,11 @@ int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionC
         pyjion::CompileOptions opts;
         opts.debug = options != nullptr && options->debug;
         opts.max_instructions = options != nullptr ? options->max_instructions : 0;
+        opts.dump_asm = g_dump_asm ? &g_dump_asm_path : nullptr;
         std::unique_ptr<CompiledCode> compiled = pyjion::compile_code(reinterpret_cast<PyCodeObject *>(code), opts);
         out->entry = reinterpret_cast<PyjionEntry>(compiled->entry());
         out->code_size = static_cast<Py_ssize_t>(compiled->size());
+        out->instructions = static_cast<Py_ssize_t>(compiled->marks().size());
         py::object owner = py::cast(std::move(compiled));
         out->owner = owner.release().ptr();
         out->result = PYJION_RESULT_SUCCESS;
@@ -91,6 +98,21 @@ PYBIND11_MODULE(_codegen, m)
         return py::reinterpret_steal<py::object>(out.owner);
     }, py::arg("code"), py::arg("debug") = false, py::arg("max_instructions") = 0,
        "Compiles a code object (without installing it); raises ValueError with the reason if it cannot.");
+
+    m.def("set_dump_asm", [](py::object path) {
+        if (path.is_none()) {
+            g_dump_asm = false;
+            g_dump_asm_path.clear();
+        } else {
+            g_dump_asm_path = py::str(path);
+            g_dump_asm = true;
+        }
+    }, py::arg("path"),
+       "Writes the assembly listing of every later compile to `path` (appended; \"-\": stderr); None: stop.");
+    m.def("get_dump_asm", []() -> py::object {
+        if (!g_dump_asm) return py::none();
+        return py::str(g_dump_asm_path);
+    });
 
     m.attr("_C_API") = py::capsule(&api, "pyjion._codegen._C_API");
 }

@@ -23,6 +23,7 @@ cdef extern from "Python.h":
     void *PyCapsule_Import(const char *name, int no_block) except NULL
     PyObject *PyErr_Occurred()
     void PyErr_Clear()
+    bint PyCode_Check(object o)
 
 cdef extern from "codegen_api.h":
     ctypedef PyObject *(*PyjionEntry)(PyThreadState *ts, void *frame, int throwflag) noexcept
@@ -35,6 +36,7 @@ cdef extern from "codegen_api.h":
         PyObject *owner
         PyObject *reason
         Py_ssize_t code_size
+        Py_ssize_t instructions
     ctypedef struct PyjionHookState:
         Py_ssize_t record_index
         int installed
@@ -117,6 +119,7 @@ cdef Py_ssize_t g_compiled = 0
 cdef Py_ssize_t g_failed = 0
 cdef double g_compile_seconds = 0.0
 cdef Py_ssize_t g_code_bytes = 0
+cdef Py_ssize_t g_instructions = 0     # bytecode instructions compiled
 cdef dict g_failed_reasons = {}
 
 # ---- profiler state ---------------------------------------------------------
@@ -155,7 +158,7 @@ cdef int compile_code(PyjRecord *rec, PyCodeObject *co) noexcept:
 
 
 cdef int finish_compile(PyjRecord *rec, PyjionCompileResult *out, double seconds) noexcept:
-    global g_compiled, g_failed, g_compile_seconds, g_code_bytes
+    global g_compiled, g_failed, g_compile_seconds, g_code_bytes, g_instructions
     g_compile_seconds += seconds
     rec.result = out.result
     if out.entry != NULL and out.owner != NULL:
@@ -166,6 +169,7 @@ cdef int finish_compile(PyjRecord *rec, PyjionCompileResult *out, double seconds
         rec.state = PYJ_COMPILED
         g_compiled += 1
         g_code_bytes += out.code_size
+        g_instructions += out.instructions
         return 1
     Py_XDECREF(out.owner)
     rec.reason = out.reason
@@ -352,7 +356,10 @@ def installed():
 cdef PyjRecord *existing_record(code) except? NULL:
     if g_extra_index < 0:
         return NULL
-    if not isinstance(code, type((lambda: 0).__code__)):
+    # Not isinstance(code, type((lambda: 0).__code__)): making a Cython lambda
+    # and reading its __code__ on every call leaked a reference to Cython's
+    # function type each time (found by tools/refleak.py).
+    if not PyCode_Check(code):
         raise TypeError("expected a code object, got %s" % type(code).__name__)
     return <PyjRecord *>pyj_code_extra(<PyCodeObject *><PyObject *>code, g_extra_index)
 
@@ -394,7 +401,8 @@ def record_info(code):
 
 def jit_stats():
     return {"compiled": g_compiled, "failed": g_failed, "failed_reasons": dict(g_failed_reasons),
-            "compile_time_s": g_compile_seconds, "code_bytes": g_code_bytes}
+            "compile_time_s": g_compile_seconds, "code_bytes": g_code_bytes,
+            "instructions": g_instructions}
 
 
 cdef double ticks_per_second():
@@ -463,7 +471,7 @@ cdef merge_entries(dict into, dict other):
 
 def reset_stats():
     """Forgets all profiler data and JIT statistics (machine code stays)."""
-    global g_generation, g_profiled, g_compiled, g_failed, g_compile_seconds, g_code_bytes
+    global g_generation, g_profiled, g_compiled, g_failed, g_compile_seconds, g_code_bytes, g_instructions
     global g_tsc0, g_clock0
     cdef PyjRecord *rec
     g_generation += 1
@@ -472,7 +480,7 @@ def reset_stats():
         if rec != NULL:
             pyj_profile_clear(&rec.prof)
     g_profiled = []
-    g_compiled = g_failed = g_code_bytes = 0
+    g_compiled = g_failed = g_code_bytes = g_instructions = 0
     g_compile_seconds = 0.0
     g_failed_reasons.clear()
     if g_profile:

@@ -42,6 +42,7 @@ typedef struct {
     PyObject *owner;         /* new reference on success: keeps the machine code alive */
     PyObject *reason;        /* new reference (str) on failure */
     Py_ssize_t code_size;    /* bytes of machine code */
+    Py_ssize_t instructions; /* bytecode instructions compiled (0 if the caller's struct predates it) */
 } PyjionCompileResult;
 
 /* What machine code needs to know of the hook to call compiled code directly

@@ -67,7 +67,7 @@ def run_one(module, jit, timeout):
         outcome = "skipped" if " skipped" in output.split("== Tests result")[-1].lower() and "1 test OK" not in output else "passed"
     else:
         outcome = "crashed" if ("Fatal Python error" in output or "Segmentation fault" in output) else "failed"
-    compiled = failed = 0
+    compiled = failed = instructions = code_bytes = 0
     compile_s = 0.0
     if stats_path:
         with open(stats_path) as f:
@@ -79,9 +79,12 @@ def run_one(module, jit, timeout):
                 compiled += record["compiled"]
                 failed += record["failed"]
                 compile_s += record.get("compile_time_s", 0.0)
+                instructions += record.get("instructions", 0)
+                code_bytes += record.get("code_bytes", 0)
         os.unlink(stats_path)
     return {"module": module, "outcome": outcome, "seconds": round(elapsed, 1), "compiled": compiled,
-            "fell_back": failed, "compile_s": round(compile_s, 3), "tail": output[-3000:]}
+            "fell_back": failed, "compile_s": round(compile_s, 4), "instructions": instructions,
+            "code_bytes": code_bytes, "tail": output[-3000:]}
 
 
 def main():
@@ -116,25 +119,49 @@ def main():
             differ.append(m)
     compiled = sum(results[m]["jit"]["compiled"] for m in modules)
     fell_back = sum(results[m]["jit"]["fell_back"] for m in modules)
-    compile_s = sum(results[m]["jit"].get("compile_s", 0.0) for m in modules)
+    speed = compile_speed(results, modules)
     print("\n%d modules; %d differ from stock: %s" % (len(modules), len(differ), " ".join(differ) or "none"))
-    print("code objects compiled %d, fell back %d; compile time %.1f s (%.0f us per code object)"
-          % (compiled, fell_back, compile_s, 1e6 * compile_s / max(compiled, 1)))
+    print("code objects compiled %d, fell back %d" % (compiled, fell_back))
+    print(speed["text"])
     for m in differ:
         print("\n==== %s (pyjion: %s) ====\n%s" % (m, results[m]["jit"]["outcome"], results[m]["jit"]["tail"]))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
+            json.dump({"modules": results, "compile_speed": {k: v for k, v in speed.items() if k != "text"}},
+                      f, indent=1)
     if args.markdown:
-        write_markdown(args.markdown, modules, results, differ, compiled, fell_back, " ".join(sys.argv[1:]))
+        write_markdown(args.markdown, modules, results, differ, compiled, fell_back, " ".join(sys.argv[1:]),
+                       speed["text"])
     return 1 if differ else 0
 
 
-def write_markdown(path, modules, results, differ, compiled, fell_back, argv):
+def compile_speed(results, modules):
+    """Totals over every test process of the JIT runs: how long compiling took
+    (the hook's clock around each compile), per code object and per bytecode
+    instruction, and how much machine code it made."""
+    runs = [results[m]["jit"] for m in modules]
+    compiled = sum(r["compiled"] for r in runs)
+    seconds = sum(r.get("compile_s", 0.0) for r in runs)
+    instructions = sum(r.get("instructions", 0) for r in runs)
+    code_bytes = sum(r.get("code_bytes", 0) for r in runs)
+    speed = {"code_objects": compiled, "compile_s": round(seconds, 3), "instructions": instructions,
+             "code_bytes": code_bytes,
+             "us_per_instruction": round(1e6 * seconds / instructions, 2) if instructions else None,
+             "us_per_code_object": round(1e6 * seconds / compiled, 1) if compiled else None,
+             "bytes_per_instruction": round(code_bytes / instructions, 1) if instructions else None}
+    speed["text"] = ("compile time %.2f s for %d code objects, %d bytecode instructions: %s us per instruction, "
+                     "%s us per code object; %.1f MB of machine code (%s bytes per instruction)"
+                     % (seconds, compiled, instructions, speed["us_per_instruction"], speed["us_per_code_object"],
+                        code_bytes / 1e6, speed["bytes_per_instruction"]))
+    return speed
+
+
+def write_markdown(path, modules, results, differ, compiled, fell_back, argv, speed=None):
     lines = ["# CPython %s regression suite: stock vs pyjion (JIT forced, threshold 0)" % sys.version.split()[0], "",
              "Made by `python tools/regrtest.py %s` on %s." % (argv, time.strftime("%Y-%m-%d")), "",
              "Modules: %d; outcome differs from stock: %d (%s)." % (len(modules), len(differ), ", ".join(differ) or "none"),
-             "Code objects compiled: %d; left to the interpreter: %d." % (compiled, fell_back), "",
+             "Code objects compiled: %d; left to the interpreter: %d." % (compiled, fell_back),
+             *(["Compile speed (JIT runs, all test processes): %s." % speed] if speed else []), "",
              "| module | stock | pyjion | stock s | pyjion s | compiled | fell back |", "|---|---|---|---|---|---|---|"]
     for m in modules:
         j, s = results[m]["jit"], results[m].get("stock", {"outcome": "-", "seconds": 0})

@@ -1,5 +1,7 @@
 #include "compile.h"
 
+#include <cstdio>
+
 #include "../codegen_api.h"
 
 namespace pyjion {
@@ -17,6 +19,27 @@ public:
     asmjit::Error first = asmjit::kErrorOk;
     std::string text;
 };
+
+// Appends one compile's listing to options.dump_asm ("-": stderr). Best
+// effort: a listing that cannot be written never fails the compile.
+void write_listing(PyCodeObject *code, const std::string &path, const asmjit::StringLogger &logger,
+                   const void *entry, size_t size)
+{
+    FILE *out = path == "-" ? stderr : std::fopen(path.c_str(), "a");
+    if (out == nullptr) return;
+    const char *name = PyUnicode_AsUTF8(code->co_qualname);
+    const char *file = PyUnicode_AsUTF8(code->co_filename);
+    if (name == nullptr || file == nullptr) PyErr_Clear();
+    std::fprintf(out, "; ==== pyjion: %s (%s:%d) at %p, %zu bytes\n", name ? name : "?", file ? file : "?",
+                 code->co_firstlineno, entry, size);
+    std::fwrite(logger.data(), 1, logger.dataSize(), out);
+    std::fputs("; ==== end\n", out);
+    if (out == stderr) {
+        std::fflush(out);
+    } else {
+        std::fclose(out);
+    }
+}
 }  // namespace
 
 std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOptions &options)
@@ -25,6 +48,15 @@ std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOpti
     ErrorCollector errors;
     holder.init(jit_runtime().environment());
     holder.setErrorHandler(&errors);
+    // The listing: only with config(dump_asm=...); otherwise no logger is
+    // attached, and AsmJit formats nothing.
+    std::unique_ptr<asmjit::StringLogger> logger;
+    if (options.dump_asm != nullptr) {
+        logger = std::make_unique<asmjit::StringLogger>();
+        logger->addFlags(asmjit::FormatFlags::kMachineCode | asmjit::FormatFlags::kHexOffsets |
+                         asmjit::FormatFlags::kHexImms);
+        holder.setLogger(logger.get());
+    }
 
     Compiler compiler(code, holder, options);
     compiler.compile();
@@ -37,6 +69,7 @@ std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOpti
         throw CompileError{PYJION_RESULT_JIT_FAILURE,
                            std::string("AsmJit: ") + asmjit::DebugUtils::errorAsString(err)};
     }
+    if (logger) write_listing(code, *options.dump_asm, *logger, entry, holder.codeSize());
     std::vector<NativeMark> marks;
     for (const BoundaryMark &b : compiler.boundaries()) {
         marks.push_back(NativeMark{b.bytecode_offset, opcode_name(b.opcode), b.oparg,

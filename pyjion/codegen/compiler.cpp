@@ -56,6 +56,7 @@ void Compiler::compile()
         const Instr &ins = instrs[k];
         a.bind(labels_[k]);
         boundaries_.push_back(BoundaryMark{ins.offset(), ins.opcode, ins.oparg, labels_[k]});
+        if (a.logger() != nullptr) comment_boundary(ins);
         if (ins.depth < 0) continue;   // unreachable: nothing to emit
         cur_ = &ins;
         depth_ = ins.depth;
@@ -78,6 +79,7 @@ void Compiler::compile()
             last = &instrs[++k];
             a.bind(labels_[k]);
             boundaries_.push_back(BoundaryMark{last->offset(), last->opcode, last->oparg, labels_[k]});
+            if (a.logger() != nullptr) comment_boundary(*last);
         }
         if (falls_through(last->opcode)) {
             int expected = last->depth + stack_effect(last->opcode, last->oparg, false);
@@ -93,6 +95,13 @@ void Compiler::compile()
     a.ud2();
     emit_epilogue();
     em_.emit_cold();
+}
+
+// The listing's line at a bytecode boundary (only with config(dump_asm=...)).
+void Compiler::comment_boundary(const Instr &ins)
+{
+    em_.as().commentf("; ---- offset %d: %s %d (stack depth %d)%s at +0x%zx", ins.offset(), opcode_name(ins.opcode),
+                      ins.oparg, ins.depth, ins.depth < 0 ? " unreachable" : "", em_.as().offset());
 }
 
 // Instructions that never run Python code (so cannot turn tracing on), apart

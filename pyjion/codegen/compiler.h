@@ -21,6 +21,9 @@ namespace pyjion {
 struct CompileOptions {
     bool debug = false;    // check the modelled stack at every bytecode boundary at run time
     int max_instructions = 0;   // refuse larger code objects (0: no limit)
+    // Where to write the assembly listing of each compile ("-": stderr;
+    // nullptr: no listing, and no logger is attached at all).
+    const std::string *dump_asm = nullptr;
 };
 
 // What a compile produced, before it is placed in executable memory.
@@ -52,6 +55,7 @@ private:
     void emit_resume_dispatch();
     static bool may_start_tracing(int opcode);
     void emit_tracing_check(const Instr &ins);
+    void comment_boundary(const Instr &ins);
 
 public:
     void emit_tracing_check_at(int start, int depth);

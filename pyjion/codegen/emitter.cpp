@@ -33,6 +33,7 @@ void Emitter::xdecref(const x86::Gp &obj, int prev_unit)
 void Emitter::call(const void *fn, const char *name)
 {
     a_.mov(x86::rax, imm(reinterpret_cast<uint64_t>(fn)));
+    if (a_.logger() != nullptr) a_.setInlineComment(name);   // the listing names the callee
     a_.call(x86::rax);
     calls_.push_back(CallSite{static_cast<uint32_t>(a_.offset()), name});
 }
