@@ -389,7 +389,7 @@ def test_profile_to_file(tmp_path):
     assert callers[(prog, 16, "main")][:2] == (1, 1)
     assert callers[(prog, 14, "<listcomp>")][:2] == (10, 10)
     assert not [k for k in st.stats if "pyjion" in k[0]]    # no pyjion internals
-    out = python(["-m", "pstats", "out.prof"], tmp_path, stdin="sort tottime\nstats 3\nquit\n")
+    out = python(["-m", "pstats", "out.prof"], tmp_path, stdin="sort calls\nstats 3\nquit\n")   # fib: most calls (times vary)
     assert "fib" in out.stdout
 
 
