@@ -101,3 +101,23 @@ def test_non_numbers_take_the_generic_path(jit, op):
     got = [outcome(f, a, b) for a, b in itertools.product(values, values)]
     assert pyjion.info(f).compiled
     assert got == expected
+
+
+def test_results_reuse_only_dead_operands():
+    # A temporary that only the value stack holds may take the result (ints
+    # outside the small-int cache, floats); anything still named must not
+    # change, and cached small ints keep their identity.
+    from jitcheck import differential
+    differential("""
+def f(a, b, c):
+    t = a * b
+    u = t + c
+    v = (a * b + c) - (a - c) * 2
+    w = (a * b) * (c + 1) + t
+    small = (a - a) + 5
+    chain = a
+    for i in range(5):
+        chain = (chain * 3 + 1) - (chain + 1) * 2
+    return t, u, v, w, small is 5, chain, (a + b) is (b + a)
+""", [(1000, 3, 7), (2, 3, 4), (-70000, 3, 1), (2**29, 1, 1), (2**29, 2, 0), (1.5, 2.25, -3.0),
+      (0.1, 3, 2**40), (10**20, 3, 1), (-3, 1, 5)], name="f", expect="return")

@@ -12,6 +12,7 @@
 #endif
 #include "internal/pycore_frame.h"
 #include "internal/pycore_code.h"
+#include "internal/pycore_global_objects.h"   // the small-int cache bounds
 #include <cstddef>
 #include <cstdint>
 

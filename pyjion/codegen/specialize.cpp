@@ -80,7 +80,7 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
 {
     auto &a = c.as();
     auto &em = c.em();
-    Label generic = a.newLabel(), have_result = a.newLabel(), not_int = a.newLabel();
+    Label generic = a.newLabel(), have_result = a.newLabel(), not_int = a.newLabel(), done = a.newLabel();
     bool ints = int_fast_path(nb), floats = float_fast_path(nb);
     int depth = c.depth();
     if (ints || floats) {
@@ -106,7 +106,47 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
             if (nb == NB_FLOOR_DIVIDE || nb == NB_INPLACE_FLOOR_DIVIDE) a.mov(x86::rdi, x86::rax);
             else a.mov(x86::rdi, x86::rdx);
         }
-        PYJ_CALL(c, PyLong_FromLongLong);   // operands below 2**30: no overflow possible
+        // rdi = the result (operands below 2**30: no overflow possible). A
+        // one-digit result outside the small-int cache (whose objects must
+        // be returned as they are) goes into an operand only the value
+        // stack holds, as for floats; else a new int.
+        Label allocate_int = a.newLabel(), reuse_right_int = a.newLabel();
+        auto write_int = [&](const x86::Gp &box) {
+            a.mov(x86::dword_ptr(box, layout::kLongDigit0), x86::eax);   // |result|
+            a.mov(x86::edx, 1);
+            a.mov(x86::r8, -1);
+            a.test(x86::rdi, x86::rdi);
+            a.cmovs(x86::rdx, x86::r8);
+            a.mov(x86::qword_ptr(box, layout::kVarSize), x86::rdx);      // the sign
+        };
+        a.lea(x86::rax, x86::ptr(x86::rdi, _PY_NSMALLNEGINTS));
+        a.cmp(x86::rax, _PY_NSMALLNEGINTS + _PY_NSMALLPOSINTS);
+        a.jb(allocate_int);                 // -5 <= result < 257: the cached object
+        a.mov(x86::rdx, x86::rdi);
+        a.sar(x86::rdx, 63);
+        a.mov(x86::rax, x86::rdi);
+        a.xor_(x86::rax, x86::rdx);
+        a.sub(x86::rax, x86::rdx);          // |result|
+        a.cmp(x86::rax, int64_t(1) << PyLong_SHIFT);
+        a.jae(allocate_int);
+        a.mov(x86::rcx, c.top(1));
+        a.cmp(x86::qword_ptr(x86::rcx), 1);
+        a.jne(reuse_right_int);
+        write_int(x86::rcx);
+        a.mov(x86::rdi, c.top(0));
+        em.decref(x86::rdi);                // the left operand's slot now holds the result
+        a.jmp(done);
+        a.bind(reuse_right_int);
+        a.mov(x86::rcx, c.top(0));
+        a.cmp(x86::qword_ptr(x86::rcx), 1);
+        a.jne(allocate_int);
+        write_int(x86::rcx);
+        a.mov(x86::rdi, c.top(1));
+        a.mov(c.top(1), x86::rcx);
+        em.decref(x86::rdi);
+        a.jmp(done);
+        a.bind(allocate_int);
+        PYJ_CALL(c, PyLong_FromLongLong);
         a.jmp(have_result);
     }
     a.bind(not_int);
@@ -125,6 +165,22 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
             a.je(generic);                  // 0.0 (and NaN, unordered) go the generic way
             a.divsd(x86::xmm0, x86::xmm1);
         }
+        // An operand only the value stack holds is dead after this: its box
+        // takes the result instead of a new float (no allocation, no free).
+        Label reuse_right = a.newLabel(), allocate = a.newLabel();
+        a.cmp(x86::qword_ptr(x86::rdi), 1);
+        a.jne(reuse_right);
+        a.movsd(x86::qword_ptr(x86::rdi, layout::kFloatValue), x86::xmm0);
+        em.decref(x86::rsi);               // the left operand's slot now holds the result
+        a.jmp(done);
+        a.bind(reuse_right);
+        a.cmp(x86::qword_ptr(x86::rsi), 1);
+        a.jne(allocate);
+        a.movsd(x86::qword_ptr(x86::rsi, layout::kFloatValue), x86::xmm0);
+        a.mov(c.em().stack(depth - 2), x86::rsi);
+        em.decref(x86::rdi);
+        a.jmp(done);
+        a.bind(allocate);
         PYJ_CALL(c, PyFloat_FromDouble);
         a.jmp(have_result);
     }
@@ -134,7 +190,6 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
         c.jump_if_error_zero(x86::r14, depth - 2);
         c.push(x86::r14);
     };
-    Label done = a.newLabel();
     if (ints || floats) {
         a.jmp(generic);   // neither fast path applied
         // Fast results: ints and floats run no Python code, so no tracer can
