@@ -115,9 +115,10 @@ def f(a, b, c):
     v = (a * b + c) - (a - c) * 2
     w = (a * b) * (c + 1) + t
     small = (a - a) + 5
+    five = 5
     chain = a
     for i in range(5):
         chain = (chain * 3 + 1) - (chain + 1) * 2
-    return t, u, v, w, small is 5, chain, (a + b) is (b + a)
+    return t, u, v, w, small is five, chain, (a + b) is (b + a)
 """, [(1000, 3, 7), (2, 3, 4), (-70000, 3, 1), (2**29, 1, 1), (2**29, 2, 0), (1.5, 2.25, -3.0),
       (0.1, 3, 2**40), (10**20, 3, 1), (-3, 1, 5)], name="f", expect="return")
