@@ -304,3 +304,46 @@ def outer(n):
         pyjion.enable(threshold=0, profile=False)
     leaf = [v for k, v in stats.items() if k[0] == "<direct-profile>" and k[2] == "leaf"]
     assert leaf and leaf[0]["calls"] == 25
+
+
+def test_generators_coroutines_and_async_generators_made_by_direct_calls():
+    differential("""
+import types
+
+def gen(a, b=2):
+    x = yield a
+    yield (x, b)
+    return a + b
+
+async def coro(a):
+    return a * 3
+
+async def agen(n):
+    for i in range(n):
+        yield i
+
+@types.coroutine
+def legacy(a):
+    yield a
+
+def drive(c):
+    try:
+        c.send(None)
+    except StopIteration as e:
+        return e.value
+
+def f(n):
+    out = []
+    for i in range(n):
+        g = gen(i)
+        out.append((next(g), g.send("sent"), g.gi_frame.f_locals["b"]))
+        try:
+            next(g)
+        except StopIteration as e:
+            out.append(e.value)
+        out.append(drive(coro(i)))
+        ag = agen(2)
+        out.append(drive(ag.__anext__()))
+        out.append(list(legacy(i)))
+    return out
+""", [(3,), (1,)], name="f", expect="return")

@@ -14,8 +14,11 @@ PyjionHookState hook_state = {-1, 0, 0};
 
 namespace {
 
-constexpr int kNotDirect = CO_VARARGS | CO_VARKEYWORDS | CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR |
-                           CO_ITERABLE_COROUTINE;
+// Generator, coroutine and async generator functions are pushed directly too,
+// but always run by the hook (the interpreter executes RETURN_GENERATOR,
+// which moves the frame into the new generator and leaves this one empty).
+constexpr int kMakesGenerator = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR;
+constexpr int kNotDirect = CO_VARARGS | CO_VARKEYWORDS;
 
 // A frame object outlives its frame (a traceback or sys._getframe() kept it):
 // move the frame's data into the frame object, as 3.11's take_ownership does.
@@ -119,7 +122,7 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     *done = true;
 
     PyObject *result;
-    PyjRecord *rec = compiled_record(ts, code);
+    PyjRecord *rec = (code->co_flags & kMakesGenerator) ? nullptr : compiled_record(ts, code);
     if (rec != nullptr) {
         rec->calls++;
         result = rec->entry(ts, frame, 0);

@@ -21,7 +21,8 @@ extern PyjionHookState hook_state;
 // Calls `func` (exactly a PyFunctionObject) with the `nargs` positional
 // arguments at args[0..nargs), when the call can be made directly: plain
 // positional parameters (defaults allowed), no *args/**kwargs/keyword-only
-// parameters, not a generator or coroutine, room left in the data-stack chunk.
+// parameters, room left in the data-stack chunk (a generator or coroutine
+// function's frame is pushed too, and the hook creates the generator).
 // On a direct call, STEALS the reference to `func` and to every argument and
 // returns the result (NULL with an exception set on error) with *done = true.
 // Otherwise touches nothing and sets *done = false: the caller makes the
