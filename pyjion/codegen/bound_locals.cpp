@@ -59,10 +59,9 @@ bool stores_object(const Bytecode &bc, int k)
             consumed++;
             continue;
         }
-        if (consumed == 0) return pushes_object(prev.opcode);
         if (prev.opcode == UNPACK_SEQUENCE) return consumed < prev.oparg;
         if (prev.opcode == UNPACK_EX) return consumed < (prev.oparg & 0xFF) + 1 + (prev.oparg >> 8);
-        return false;
+        return consumed == 0 && pushes_object(prev.opcode);
     }
     return false;
 }
