@@ -204,3 +204,26 @@ def f(n, start):
     return text, alias, other, s, type(s).__name__, err, text is alias
 """, [(5, ""), (3, "abc"), (0, "z")], name="f", expect="return")
 
+
+
+def test_for_over_ranges():
+    differential("""
+def f(a, b, c):
+    out = []
+    for i in range(a, b, c):
+        out.append(i)
+    for i in range(b):
+        if i == 3:
+            continue
+        if i > 6:
+            break
+        out.append(-i)
+    it = iter(range(a, b))
+    next(it, None)
+    out.append([x for x in it])
+    for i in range(2**62, 2**62 + 2):
+        out.append(i)
+    for i in range(2**63 - 2, 2**63 + 1):   # beyond a C long: the other range iterator
+        out.append(i)
+    return out
+""", [(0, 10, 1), (10, 0, -3), (5, 5, 1), (-7, 7, 4), (0, 3, 2)], name="f", expect="return")

@@ -748,6 +748,16 @@ struct ListIterLayout {
     PyListObject *it_seq;   // NULL once exhausted
 };
 
+// CPython 3.11's range iterator (Objects/rangeobject.c, not in any header):
+// the next value is start + index * step while index < len.
+struct RangeIterLayout {
+    PyObject_HEAD
+    long index;
+    long start;
+    long step;
+    long len;
+};
+
 // Loads the address of value-stack slot `slot` (0 = bottom) into `reg`.
 void slot_address(Compiler &c, const x86::Gp &reg, int slot) { c.as().lea(reg, c.em().stack(slot)); }
 
@@ -1224,13 +1234,13 @@ void Compiler::visit_FOR_ITER(const Instr &ins)
         e.decref(x86::rdi);
         a.jmp(exit_loop);
     });
-    Label generic = a.newLabel(), got = a.newLabel();
+    Label generic = a.newLabel(), got = a.newLabel(), not_list = a.newLabel();
     em_.set_prev_instr(ins.index);
     a.mov(x86::rdi, top(0));
     // Fast path: a list iterator with an item left (listiter_next without the call).
     em_.load_address(x86::rcx, &PyListIter_Type);
     a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rcx);
-    a.jne(generic);
+    a.jne(not_list);
     a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(ListIterLayout, it_seq)));
     a.test(x86::rdx, x86::rdx);
     a.jz(generic);
@@ -1243,7 +1253,27 @@ void Compiler::visit_FOR_ITER(const Instr &ins)
     a.mov(x86::qword_ptr(x86::rdi, offsetof(ListIterLayout, it_index)), x86::rcx);
     em_.incref(x86::rax);
     a.jmp(got);
+    // A range iterator with a value left (rangeiter_next without the call;
+    // the interpreter's FOR_ITER_RANGE).
+    a.bind(not_list);
+    em_.load_address(x86::rcx, &PyRangeIter_Type);
+    a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rcx);
+    a.jne(generic);
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(RangeIterLayout, index)));
+    a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(RangeIterLayout, len)));
+    a.jge(generic);   // exhausted: the generic call ends the loop
+    a.mov(x86::rax, x86::rcx);
+    a.imul(x86::rax, x86::qword_ptr(x86::rdi, offsetof(RangeIterLayout, step)));
+    a.add(x86::rax, x86::qword_ptr(x86::rdi, offsetof(RangeIterLayout, start)));
+    a.inc(x86::rcx);
+    a.mov(x86::qword_ptr(x86::rdi, offsetof(RangeIterLayout, index)), x86::rcx);
+    a.mov(x86::rdi, x86::rax);
+    CALL(PyLong_FromLong);
+    a.test(x86::rax, x86::rax);
+    a.jz(error_exit(depth));   // out of memory: the iterator stays for the unwinder
+    a.jmp(got);
     a.bind(generic);
+    a.mov(x86::rdi, top(0));
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)));
     a.call(x86::qword_ptr(x86::rax, offsetof(PyTypeObject, tp_iternext)));
     a.test(x86::rax, x86::rax);
