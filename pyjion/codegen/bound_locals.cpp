@@ -17,17 +17,6 @@ void set_bit(State &s, int i, bool on)
     }
 }
 
-bool ends_flow(int op)
-{
-    switch (op) {
-    case RETURN_VALUE: case RAISE_VARARGS: case RERAISE:
-    case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT:
-        return true;
-    default:
-        return false;
-    }
-}
-
 // Opcodes whose top result is a fresh, non-NULL object. (PUSH_NULL, COPY and
 // SWAP are not: hand-made bytecode can move a NULL into a STORE_FAST.)
 bool pushes_object(int op)
@@ -140,7 +129,7 @@ BoundLocals::BoundLocals(const Bytecode &bytecode, PyCodeObject *code) : nlocals
         if (ins.opcode == STORE_FAST && ins.oparg < nlocals_) set_bit(after, ins.oparg, stores_object(bytecode, k));
         if (ins.opcode == DELETE_FAST && ins.oparg < nlocals_) set_bit(after, ins.oparg, false);
         if (ins.target >= 0) flow_into(bytecode.instr_at(ins.target), after);
-        if (!ends_flow(ins.opcode) && k + 1 < (int)instrs.size()) flow_into(k + 1, after);
+        if (!ends_block(ins.opcode) && k + 1 < (int)instrs.size()) flow_into(k + 1, after);
     }
 }
 

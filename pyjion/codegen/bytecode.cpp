@@ -97,7 +97,7 @@ void Bytecode::decode(PyCodeObject *code)
     }
 }
 
-static bool ends_block(int op)
+bool ends_block(int op)
 {
     switch (op) {
     case RETURN_VALUE: case RAISE_VARARGS: case RERAISE:

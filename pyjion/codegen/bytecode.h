@@ -30,6 +30,8 @@ const char *opcode_name(int opcode);
 // computes depths).
 int stack_effect(int opcode, int oparg, bool jump);
 int opcode_caches(int opcode);
+// Execution never goes on to the next instruction (return, raise, jump).
+bool ends_block(int opcode);
 JumpKind opcode_jump_kind(int opcode);
 
 class Bytecode {

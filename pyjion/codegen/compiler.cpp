@@ -12,17 +12,6 @@ using namespace asmjit;
 
 namespace {
 const char kNoWhere[] = "";   // _Py_CheckRecursiveCall's "where" suffix, as the interpreter passes it
-
-bool falls_through(int opcode)
-{
-    switch (opcode) {
-    case RETURN_VALUE: case RAISE_VARARGS: case RERAISE:
-    case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT:
-        return false;
-    default:
-        return true;
-    }
-}
 }  // namespace
 
 #define CALL(fn) PYJ_CALL(*this, fn)
@@ -81,7 +70,7 @@ void Compiler::compile()
             boundaries_.push_back(BoundaryMark{last->offset(), last->opcode, last->oparg, labels_[k]});
             if (a.logger() != nullptr) comment_boundary(*last);
         }
-        if (falls_through(last->opcode)) {
+        if (!ends_block(last->opcode)) {
             int expected = last->depth + stack_effect(last->opcode, last->oparg, false);
             if (depth_ != expected) {
                 throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,

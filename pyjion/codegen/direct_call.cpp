@@ -14,12 +14,6 @@ PyjionHookState hook_state = {-1, 0, 0};
 
 namespace {
 
-// Generator, coroutine and async generator functions are pushed directly too,
-// but always run by the hook (the interpreter executes RETURN_GENERATOR,
-// which moves the frame into the new generator and leaves this one empty).
-constexpr int kMakesGenerator = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR;
-constexpr int kNotDirect = CO_VARARGS | CO_VARKEYWORDS;
-
 // A frame object outlives its frame (a traceback or sys._getframe() kept it):
 // move the frame's data into the frame object, as 3.11's take_ownership does.
 void hand_over_to_frame_object(PyFrameObject *fo, _PyInterpreterFrame *frame)
@@ -90,7 +84,7 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     *done = false;
     // A function whose vectorcall was replaced, or code with locals (class
     // bodies), takes the generic path, as in the interpreter.
-    if (func->vectorcall != _PyFunction_Vectorcall || (code->co_flags & kNotDirect) ||
+    if (func->vectorcall != _PyFunction_Vectorcall || (code->co_flags & kTakesVarArgs) ||
         !(code->co_flags & CO_OPTIMIZED) || code->co_kwonlyargcount != 0) {
         return nullptr;
     }
@@ -122,6 +116,9 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     *done = true;
 
     PyObject *result;
+    // A generator or coroutine function's frame is pushed too, but the hook
+    // runs it: the interpreter's RETURN_GENERATOR moves its contents into the
+    // new object and leaves this frame empty to release.
     PyjRecord *rec = (code->co_flags & kMakesGenerator) ? nullptr : compiled_record(ts, code);
     if (rec != nullptr) {
         rec->calls++;

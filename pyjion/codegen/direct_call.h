@@ -15,6 +15,13 @@
 
 namespace pyjion::direct {
 
+// Code flags that keep a call off the direct paths: parameters only the
+// generic argument binding fills, and (for the inline sequence, which enters
+// machine code itself) functions whose call creates a generator, which the
+// hook leaves to the interpreter's RETURN_GENERATOR.
+constexpr int kTakesVarArgs = CO_VARARGS | CO_VARKEYWORDS;
+constexpr int kMakesGenerator = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE;
+
 // Kept up to date by the hook (pyjion/_eval.pyx) through the capsule API.
 extern PyjionHookState hook_state;
 

@@ -18,8 +18,6 @@ using namespace asmjit;
 
 namespace {
 
-constexpr int kNotDirect = CO_VARARGS | CO_VARKEYWORDS | CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR |
-                           CO_ITERABLE_COROUTINE;
 constexpr int32_t kFrameSlots = FRAME_SPECIALS_SIZE;
 
 // Frame fields the sequence writes (the rest are in frame_layout.h).
@@ -61,7 +59,7 @@ void emit_direct_call(Compiler &c, int base, int nargs, int cache_unit, const La
     a.jne(generic);
     a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyFunctionObject, func_code)));
     a.mov(x86::eax, x86::dword_ptr(x86::rcx, offsetof(PyCodeObject, co_flags)));
-    a.and_(x86::eax, kNotDirect | CO_OPTIMIZED);
+    a.and_(x86::eax, direct::kTakesVarArgs | direct::kMakesGenerator | CO_OPTIMIZED);
     a.cmp(x86::eax, CO_OPTIMIZED);
     a.jne(generic);
     a.cmp(x86::dword_ptr(x86::rcx, offsetof(PyCodeObject, co_argcount)), x86::edx);

@@ -33,7 +33,8 @@ bool float_fast_path(int nb)
     }
 }
 
-// Jumps to `fail` unless `obj` is exactly of type `type`.
+}  // namespace
+
 void guard_type(Compiler &c, const x86::Gp &obj, PyTypeObject *type, const Label &fail)
 {
     auto &a = c.as();
@@ -42,8 +43,6 @@ void guard_type(Compiler &c, const x86::Gp &obj, PyTypeObject *type, const Label
     a.jne(fail);
 }
 
-// value = the int `obj` as a machine integer, or jump to `fail` if it has more
-// than one 30-bit digit. Clobbers rax.
 void load_small_int(Compiler &c, const x86::Gp &obj, const x86::Gp &value, const Label &fail)
 {
     auto &a = c.as();
@@ -54,6 +53,8 @@ void load_small_int(Compiler &c, const x86::Gp &obj, const x86::Gp &value, const
     a.mov(x86::eax, x86::dword_ptr(obj, layout::kLongDigit0));
     a.imul(value, x86::rax);                          // 0 for zero whatever the digit holds
 }
+
+namespace {
 
 // Python's floor division and modulo of r8 by r9 (r9 != 0): quotient in rax,
 // remainder in rdx, both rounded towards negative infinity.
@@ -87,6 +88,29 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
         a.mov(x86::rdi, c.top(1));
         a.mov(x86::rsi, c.top(0));
     }
+    // An operand only the value stack holds (refcount 1) is dead after this:
+    // `write(box)` stores the result in it instead of a new object being
+    // allocated (and the operand freed); with none, jump to `allocate`.
+    // Uses rcx and rdi after `write`.
+    auto reuse_dead_operand = [&](auto write, const Label &allocate) {
+        Label try_right = a.newLabel();
+        a.mov(x86::rcx, c.top(1));
+        a.cmp(x86::qword_ptr(x86::rcx), 1);
+        a.jne(try_right);
+        write(x86::rcx);
+        a.mov(x86::rdi, c.top(0));
+        em.decref(x86::rdi);                // the left operand's slot now holds the result
+        a.jmp(done);
+        a.bind(try_right);
+        a.mov(x86::rcx, c.top(0));
+        a.cmp(x86::qword_ptr(x86::rcx), 1);
+        a.jne(allocate);
+        write(x86::rcx);
+        a.mov(x86::rdi, c.top(1));
+        a.mov(c.top(1), x86::rcx);
+        em.decref(x86::rdi);
+        a.jmp(done);
+    };
     if (ints) {
         guard_type(c, x86::rdi, &PyLong_Type, not_int);
         guard_type(c, x86::rsi, &PyLong_Type, generic);
@@ -108,17 +132,8 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
         }
         // rdi = the result (operands below 2**30: no overflow possible). A
         // one-digit result outside the small-int cache (whose objects must
-        // be returned as they are) goes into an operand only the value
-        // stack holds, as for floats; else a new int.
-        Label allocate_int = a.newLabel(), reuse_right_int = a.newLabel();
-        auto write_int = [&](const x86::Gp &box) {
-            a.mov(x86::dword_ptr(box, layout::kLongDigit0), x86::eax);   // |result|
-            a.mov(x86::edx, 1);
-            a.mov(x86::r8, -1);
-            a.test(x86::rdi, x86::rdi);
-            a.cmovs(x86::rdx, x86::r8);
-            a.mov(x86::qword_ptr(box, layout::kVarSize), x86::rdx);      // the sign
-        };
+        // be returned as they are) may go into a dead operand; else a new int.
+        Label allocate_int = a.newLabel();
         a.lea(x86::rax, x86::ptr(x86::rdi, _PY_NSMALLNEGINTS));
         a.cmp(x86::rax, _PY_NSMALLNEGINTS + _PY_NSMALLPOSINTS);
         a.jb(allocate_int);                 // -5 <= result < 257: the cached object
@@ -129,22 +144,16 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
         a.sub(x86::rax, x86::rdx);          // |result|
         a.cmp(x86::rax, int64_t(1) << PyLong_SHIFT);
         a.jae(allocate_int);
-        a.mov(x86::rcx, c.top(1));
-        a.cmp(x86::qword_ptr(x86::rcx), 1);
-        a.jne(reuse_right_int);
-        write_int(x86::rcx);
-        a.mov(x86::rdi, c.top(0));
-        em.decref(x86::rdi);                // the left operand's slot now holds the result
-        a.jmp(done);
-        a.bind(reuse_right_int);
-        a.mov(x86::rcx, c.top(0));
-        a.cmp(x86::qword_ptr(x86::rcx), 1);
-        a.jne(allocate_int);
-        write_int(x86::rcx);
-        a.mov(x86::rdi, c.top(1));
-        a.mov(c.top(1), x86::rcx);
-        em.decref(x86::rdi);
-        a.jmp(done);
+        reuse_dead_operand(
+            [&](const x86::Gp &box) {
+                a.mov(x86::dword_ptr(box, layout::kLongDigit0), x86::eax);   // |result|
+                a.mov(x86::edx, 1);
+                a.mov(x86::r8, -1);
+                a.test(x86::rdi, x86::rdi);
+                a.cmovs(x86::rdx, x86::r8);
+                a.mov(x86::qword_ptr(box, layout::kVarSize), x86::rdx);      // the sign
+            },
+            allocate_int);
         a.bind(allocate_int);
         PYJ_CALL(c, PyLong_FromLongLong);
         a.jmp(have_result);
@@ -165,21 +174,9 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
             a.je(generic);                  // 0.0 (and NaN, unordered) go the generic way
             a.divsd(x86::xmm0, x86::xmm1);
         }
-        // An operand only the value stack holds is dead after this: its box
-        // takes the result instead of a new float (no allocation, no free).
-        Label reuse_right = a.newLabel(), allocate = a.newLabel();
-        a.cmp(x86::qword_ptr(x86::rdi), 1);
-        a.jne(reuse_right);
-        a.movsd(x86::qword_ptr(x86::rdi, layout::kFloatValue), x86::xmm0);
-        em.decref(x86::rsi);               // the left operand's slot now holds the result
-        a.jmp(done);
-        a.bind(reuse_right);
-        a.cmp(x86::qword_ptr(x86::rsi), 1);
-        a.jne(allocate);
-        a.movsd(x86::qword_ptr(x86::rsi, layout::kFloatValue), x86::xmm0);
-        a.mov(c.em().stack(depth - 2), x86::rsi);
-        em.decref(x86::rdi);
-        a.jmp(done);
+        Label allocate = a.newLabel();
+        reuse_dead_operand([&](const x86::Gp &box) { a.movsd(x86::qword_ptr(box, layout::kFloatValue), x86::xmm0); },
+                           allocate);
         a.bind(allocate);
         PYJ_CALL(c, PyFloat_FromDouble);
         a.jmp(have_result);

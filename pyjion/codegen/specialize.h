@@ -8,6 +8,13 @@
 
 namespace pyjion {
 
+// Jumps to `fail` unless `obj` is exactly of type `type`. Clobbers rax.
+void guard_type(Compiler &c, const x86::Gp &obj, PyTypeObject *type, const asmjit::Label &fail);
+
+// value = the int `obj` as a machine integer, or jump to `fail` if it has more
+// than one 30-bit digit. Clobbers rax.
+void load_small_int(Compiler &c, const x86::Gp &obj, const x86::Gp &value, const asmjit::Label &fail);
+
 // BINARY_OP `nb_op`: fn(lhs, rhs) is the generic CPython implementation.
 void emit_binary_op(Compiler &c, int nb_op, const void *fn, const char *name);
 

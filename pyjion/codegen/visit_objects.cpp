@@ -15,6 +15,7 @@
 #include "opcodes.h"
 #include "direct_call.h"
 #include "runtime.h"
+#include "specialize.h"
 
 namespace pyjion {
 
@@ -758,6 +759,16 @@ struct RangeIterLayout {
     long len;
 };
 
+// rcx = the index `obj` when it is an exact int in [0, 2**30) (the list and
+// tuple fast paths of the subscripts), else a jump to `fail`. Clobbers rax.
+void small_index(Compiler &c, const x86::Gp &obj, const Label &fail)
+{
+    guard_type(c, obj, &PyLong_Type, fail);
+    load_small_int(c, obj, x86::rcx, fail);
+    c.as().test(x86::rcx, x86::rcx);
+    c.as().js(fail);
+}
+
 // Loads the address of value-stack slot `slot` (0 = bottom) into `reg`.
 void slot_address(Compiler &c, const x86::Gp &reg, int slot) { c.as().lea(reg, c.em().stack(slot)); }
 
@@ -1094,15 +1105,7 @@ void Compiler::visit_BINARY_SUBSCR(const Instr &ins)
     int depth = depth_;
     a.mov(x86::rdi, top(1));   // container
     a.mov(x86::rsi, top(0));   // index
-    em_.load_address(x86::rax, &PyLong_Type);
-    a.cmp(x86::qword_ptr(x86::rsi, offsetof(PyObject, ob_type)), x86::rax);
-    a.jne(slow);
-    a.mov(x86::rax, x86::qword_ptr(x86::rsi, offsetof(PyVarObject, ob_size)));
-    a.cmp(x86::rax, 1);
-    a.ja(slow);                // negative or more than one digit
-    a.mov(x86::ecx, x86::dword_ptr(x86::rsi, offsetof(PyLongObject, ob_digit)));
-    a.test(x86::rax, x86::rax);
-    a.cmovz(x86::ecx, x86::eax);   // zero has no digits to read: index 0
+    small_index(*this, x86::rsi, slow);
     a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)));
     em_.load_address(x86::rax, &PyList_Type);
     a.cmp(x86::rdx, x86::rax);
@@ -1150,15 +1153,7 @@ void Compiler::visit_STORE_SUBSCR(const Instr &ins)
     em_.load_address(x86::rax, &PyList_Type);
     a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rax);
     a.jne(slow);
-    em_.load_address(x86::rax, &PyLong_Type);
-    a.cmp(x86::qword_ptr(x86::rsi, offsetof(PyObject, ob_type)), x86::rax);
-    a.jne(slow);
-    a.mov(x86::rax, x86::qword_ptr(x86::rsi, offsetof(PyVarObject, ob_size)));
-    a.cmp(x86::rax, 1);
-    a.ja(slow);                // negative or more than one digit
-    a.mov(x86::ecx, x86::dword_ptr(x86::rsi, offsetof(PyLongObject, ob_digit)));
-    a.test(x86::rax, x86::rax);
-    a.cmovz(x86::ecx, x86::eax);   // zero has no digits to read: index 0
+    small_index(*this, x86::rsi, slow);
     a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyVarObject, ob_size)));
     a.jae(slow);
     a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, ob_item)));
