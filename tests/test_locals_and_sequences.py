@@ -9,6 +9,16 @@ import pytest
 
 from jitcheck import differential
 
+# A class whose objects log their release: when a store frees the old value.
+NOISY = """
+class Noisy:
+    log = []
+    def __init__(self, name):
+        self.name = name
+    def __del__(self):
+        Noisy.log.append(self.name)
+"""
+
 
 def test_locals_unbound_on_some_paths():
     differential("""
@@ -82,14 +92,7 @@ def f(n):
 
 
 def test_store_fast_over_unbound_and_bound():
-    differential("""
-class Noisy:
-    log = []
-    def __init__(self, name):
-        self.name = name
-    def __del__(self):
-        Noisy.log.append(self.name)
-
+    differential(NOISY + """
 def f(n):
     Noisy.log.clear()
     if n:
@@ -161,14 +164,7 @@ class TimesTen(list):
 
 
 def test_list_item_assignment():
-    differential("""
-class Noisy:
-    log = []
-    def __init__(self, name):
-        self.name = name
-    def __del__(self):
-        Noisy.log.append(self.name)
-
+    differential(NOISY + """
 def f(container, index, value):
     Noisy.log.clear()
     container[index] = value
