@@ -17,6 +17,9 @@
 #include "internal/pycore_moduleobject.h"  // PyModuleObject
 
 #include <cstddef>
+#include <functional>
+#include <initializer_list>
+#include <vector>
 
 namespace pyjion {
 
@@ -142,12 +145,15 @@ void Compiler::visit_DELETE_GLOBAL(const Instr &ins)
 // ---- attributes: inline caches ------------------------------------------------
 //
 // LOAD_ATTR, LOAD_METHOD and STORE_ATTR check the site's AttrCache
-// (inline_cache.h: the kinds and why their guards suffice). The first entry's
-// most common kind is checked inline; any failed guard moves to the next entry
-// (a cold loop over the others, with every kind), and past the last entry to
-// the miss helper of attr_cache.cpp, which does the generic operation and
-// refills an entry. Registers on these paths: rdi = owner, rcx = the entry,
-// edx = its kind, rax = the value found (borrowed).
+// (inline_cache.h: the kinds and why their guards suffice). Each visitor lists
+// the kinds it answers once, in a KindTable: per kind, the path that adds the
+// kind's own guards and does the operation, and where a hit continues.
+// emit_attr_lookup turns the table into code: the first entry's type guard and
+// the op's most common kinds inline; any failed guard moves to the next entry
+// (a cold loop over the others, trying every kind of the table), and past the
+// last entry to the miss helper of attr_cache.cpp, which does the generic
+// operation and refills an entry. Registers on these paths: rdi = owner,
+// rcx = the entry, edx = its kind, rax = the value found (borrowed).
 
 namespace {
 
@@ -171,6 +177,21 @@ constexpr int32_t kEntryValue = offsetof(AttrEntry, value);
 
 #define CALL_FN(e, fn) (e).call(reinterpret_cast<const void *>(&(fn)), #fn)
 
+// ---- what one kind does --------------------------------------------------------
+//
+// A kind's path runs after the entry's type guard (rdi = owner, rcx = the
+// entry); a failed guard of its own jumps to `fail` (the next entry).
+
+using KindPath = std::function<void(x86::Assembler &a, const Label &fail)>;
+
+struct KindCase {
+    AttrKind kind;
+    KindPath path;   // empty when the type guard is all the kind needs
+    Label hit;       // where the code continues after the path
+};
+
+using KindTable = std::vector<KindCase>;
+
 // Py_TYPE(owner) is the entry's type and still has the entry's version tag;
 // then edx = the entry's kind.
 void emit_type_guard(x86::Assembler &a, const Label &fail)
@@ -184,22 +205,6 @@ void emit_type_guard(x86::Assembler &a, const Label &fail)
     a.mov(x86::edx, x86::dword_ptr(x86::rcx, kEntryKind));
 }
 
-// Binds `next`: rcx moves to the following entry and, if there is one whose
-// type guard holds, continues at `dispatch`; after the last entry, `miss`.
-void emit_next_entry(Emitter &em, AttrCache *cache, const Label &next, const Label &dispatch, const Label &miss)
-{
-    em.cold([=](Emitter &e) {
-        auto &a = e.as();
-        a.bind(next);
-        a.add(x86::rcx, static_cast<int32_t>(sizeof(AttrEntry)));
-        e.load_address(x86::rax, &cache->entries[kAttrWays]);
-        a.cmp(x86::rcx, x86::rax);
-        a.jae(miss);
-        emit_type_guard(a, next);
-        a.jmp(dispatch);
-    });
-}
-
 // The owner has managed-dict values, and the shared keys have not grown since
 // the fill found the name absent from them: the instance cannot shadow.
 void emit_no_shadow_values(x86::Assembler &a, const Label &fail)
@@ -210,6 +215,24 @@ void emit_no_shadow_values(x86::Assembler &a, const Label &fail)
     a.mov(x86::rax, x86::qword_ptr(x86::rax, kKeysNentries));
     a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
     a.jne(fail);
+}
+
+// The owner's materialised dict exists and is unchanged since the fill found
+// the name absent from it (kAttrMethodDict).
+void emit_no_shadow_dict(x86::Assembler &a, const Label &fail)
+{
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedDictOffset));
+    a.test(x86::rax, x86::rax);
+    a.jz(fail);
+    a.mov(x86::rax, x86::qword_ptr(x86::rax, kDictVersion));
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
+    a.jne(fail);
+}
+
+// rax = the entry's value: the type guard pins it (kAttrTypeNoDict).
+void emit_entry_value(x86::Assembler &a, const Label &)
+{
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
 }
 
 // rax = values->values[index], unless the values are gone or the slot is empty.
@@ -265,68 +288,125 @@ void emit_instance_dict_value(x86::Assembler &a, const Label &fail)
     a.jz(fail);
 }
 
-// Every kind that yields an attribute value (not a method to bind): rax = the
-// value and a jump to `hit`, or to `fail`.
-void emit_value_kinds(x86::Assembler &a, const Label &fail, const Label &hit)
+// rax = the entry's value, if the owner is the entry's module and its dict is
+// unchanged.
+void emit_module_value(x86::Assembler &a, const Label &fail)
 {
-    Label next = a.newLabel();
-    a.cmp(x86::edx, kAttrInstanceValue);
-    a.jne(next);
-    emit_instance_value(a, fail);
-    a.jmp(hit);
-
-    a.bind(next);
-    next = a.newLabel();
-    a.cmp(x86::edx, kAttrInstanceDict);
-    a.jne(next);
-    emit_instance_dict_value(a, fail);
-    a.jmp(hit);
-
-    a.bind(next);
-    next = a.newLabel();
-    a.cmp(x86::edx, kAttrSlot);
-    a.jne(next);
-    emit_slot_value(a, fail);
-    a.jmp(hit);
-
-    a.bind(next);
-    next = a.newLabel();
-    a.cmp(x86::edx, kAttrModule);
-    a.jne(next);
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, kModuleDict));
     a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuard));
     a.jne(fail);
     a.mov(x86::rax, x86::qword_ptr(x86::rax, kDictVersion));
     a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
     a.jne(fail);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
-    a.jmp(hit);
+    emit_entry_value(a, fail);
+}
 
-    a.bind(next);
-    next = a.newLabel();
-    a.cmp(x86::edx, kAttrClass);
-    a.jne(next);
+// rax = the entry's value, if the owner is the entry's class with the same
+// version tag.
+void emit_class_value(x86::Assembler &a, const Label &fail)
+{
     a.cmp(x86::rdi, x86::qword_ptr(x86::rcx, kEntryGuard));
     a.jne(fail);
     a.mov(x86::eax, x86::dword_ptr(x86::rdi, kTypeVersion));   // zero-extends
     a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
     a.jne(fail);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
-    a.jmp(hit);
+    emit_entry_value(a, fail);
+}
 
-    a.bind(next);
-    next = a.newLabel();
-    a.cmp(x86::edx, kAttrTypeValues);
-    a.jne(next);
+// rax = the entry's value (a class attribute), if the instance cannot shadow it.
+void emit_unshadowed_value(x86::Assembler &a, const Label &fail)
+{
     emit_no_shadow_values(a, fail);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
-    a.jmp(hit);
+    emit_entry_value(a, fail);
+}
 
-    a.bind(next);
-    a.cmp(x86::edx, kAttrTypeNoDict);
-    a.jne(fail);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
-    a.jmp(hit);
+// Every kind that yields an attribute value (not a method to bind): rax = the
+// value, continuing at `hit`.
+KindTable value_kinds(const Label &hit)
+{
+    return {
+        {kAttrInstanceValue, emit_instance_value, hit},
+        {kAttrInstanceDict, emit_instance_dict_value, hit},
+        {kAttrSlot, emit_slot_value, hit},
+        {kAttrModule, emit_module_value, hit},
+        {kAttrClass, emit_class_value, hit},
+        {kAttrTypeValues, emit_unshadowed_value, hit},
+        {kAttrTypeNoDict, emit_entry_value, hit},
+    };
+}
+
+// ---- one lookup over the table ----------------------------------------------------
+
+// For each case in order: cmp edx, kind / jne <following case> / path /
+// jmp hit; a case without a path is one je hit. A kind matching none of
+// them jumps to `otherwise`. The last case leaves out its jmp when its hit is
+// `falls_into` (which the caller binds right after).
+void emit_kind_ladder(x86::Assembler &a, const KindTable &cases, const Label &fail,
+                      const Label &otherwise, const Label &falls_into)
+{
+    for (size_t i = 0; i < cases.size(); i++) {
+        const KindCase &c = cases[i];
+        bool last = i + 1 == cases.size();
+        a.cmp(x86::edx, static_cast<uint32_t>(c.kind));
+        if (!last && !c.path) {
+            a.je(c.hit);
+            continue;
+        }
+        Label following = last ? otherwise : a.newLabel();
+        a.jne(following);
+        if (c.path) c.path(a, fail);
+        if (!last || c.hit.id() != falls_into.id()) a.jmp(c.hit);
+        if (!last) a.bind(following);
+    }
+}
+
+// The cases of `table` for `kinds`, in that order.
+KindTable select_kinds(const KindTable &table, std::initializer_list<AttrKind> kinds)
+{
+    KindTable out;
+    for (AttrKind k : kinds) {
+        for (const KindCase &c : table) {
+            if (c.kind == k) out.push_back(c);
+        }
+    }
+    return out;
+}
+
+// Binds `next`: rcx moves to the following entry and, if there is one whose
+// type guard holds, continues at `dispatch`; after the last entry, `miss`.
+void emit_next_entry(Emitter &em, AttrCache *cache, const Label &next, const Label &dispatch, const Label &miss)
+{
+    em.cold([=](Emitter &e) {
+        auto &a = e.as();
+        a.bind(next);
+        a.add(x86::rcx, static_cast<int32_t>(sizeof(AttrEntry)));
+        e.load_address(x86::rax, &cache->entries[kAttrWays]);
+        a.cmp(x86::rcx, x86::rax);
+        a.jae(miss);
+        emit_type_guard(a, next);
+        a.jmp(dispatch);
+    });
+}
+
+// A site's whole lookup. Inline: rdi = owner, the first entry's type guard and
+// the `inline_kinds` of `table` (the op's common ones, in that order); the last
+// of them may fall through to `falls_into`. Out of line: the other kinds of the
+// first entry and every kind of the following entries, then `miss`.
+void emit_attr_lookup(Emitter &em, AttrCache *cache, const x86::Mem &owner, KindTable table,
+                      std::initializer_list<AttrKind> inline_kinds, const Label &miss, const Label &falls_into)
+{
+    auto &a = em.as();
+    Label next = a.newLabel(), dispatch = a.newLabel();
+    KindTable hot = select_kinds(table, inline_kinds);
+    emit_next_entry(em, cache, next, dispatch, miss);
+    em.cold([=, table = std::move(table)](Emitter &e) {
+        e.as().bind(dispatch);
+        emit_kind_ladder(e.as(), table, next, next, Label());
+    });
+    a.mov(x86::rdi, owner);
+    em.load_address(x86::rcx, &cache->entries[0]);
+    emit_type_guard(a, next);
+    emit_kind_ladder(a, hot, next, dispatch, falls_into);
 }
 
 // Py_DECREF(rdi) with the deallocation out of line (it sets prev_instr first,
@@ -352,7 +432,7 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
     AttrCache *cache = new_site_data<AttrCache>();
     int d = depth(), unit = ins.index;
     Label err = error_exit(d);   // the owner stays on the stack for the unwinder
-    Label done = a.newLabel(), hit = a.newLabel(), next = a.newLabel(), dispatch = a.newLabel();
+    Label done = a.newLabel(), hit = a.newLabel();
     Label miss = em().cold([=](Emitter &e) {
         e.set_prev_instr(unit);
         e.as().lea(x86::rdi, e.stack(d - 1));
@@ -363,23 +443,7 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
         e.as().js(err);
         e.as().jmp(done);
     });
-    emit_next_entry(em(), cache, next, dispatch, miss);
-    em().cold([=](Emitter &e) {
-        e.as().bind(dispatch);
-        emit_value_kinds(e.as(), next, hit);
-    });
-    a.mov(x86::rdi, top(0));
-    em().load_address(x86::rcx, &cache->entries[0]);
-    emit_type_guard(a, next);
-    Label not_value = a.newLabel();
-    a.cmp(x86::edx, kAttrInstanceValue);
-    a.jne(not_value);
-    emit_instance_value(a, next);
-    a.jmp(hit);
-    a.bind(not_value);   // __slots__ members, inline too
-    a.cmp(x86::edx, kAttrSlot);
-    a.jne(dispatch);
-    emit_slot_value(a, next);
+    emit_attr_lookup(em(), cache, top(0), value_kinds(hit), {kAttrInstanceValue, kAttrSlot}, miss, hit);
     a.bind(hit);
     em().incref(x86::rax);
     a.mov(top(0), x86::rax);
@@ -397,7 +461,7 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
     AttrCache *cache = new_site_data<AttrCache>();
     int d = depth(), unit = ins.index;   // the owner is in slot d - 1
     Label err = error_exit(d);
-    Label done = a.newLabel(), method_value = a.newLabel(), next = a.newLabel(), dispatch = a.newLabel();
+    Label done = a.newLabel(), method_value = a.newLabel();
     Label miss = em().cold([=](Emitter &e) {
         e.set_prev_instr(unit);
         e.as().lea(x86::rdi, e.stack(d - 1));
@@ -417,38 +481,15 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
         emit_decref_to(e, unit, done);
         a.jmp(done);
     });
-    emit_next_entry(em(), cache, next, dispatch, miss);
-    em().cold([=](Emitter &e) {
-        auto &a = e.as();
-        Label nodict = a.newLabel(), values = a.newLabel();
-        a.bind(dispatch);
-        a.cmp(x86::edx, kAttrMethodValues);
-        a.jne(nodict);
-        emit_no_shadow_values(a, next);
-        a.jmp(method_value);
-        a.bind(nodict);
-        a.cmp(x86::edx, kAttrMethodNoDict);
-        a.je(method_value);
-        a.cmp(x86::edx, kAttrMethodDict);
-        a.jne(values);
-        a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedDictOffset));
-        a.test(x86::rax, x86::rax);
-        a.jz(next);
-        a.mov(x86::rax, x86::qword_ptr(x86::rax, kDictVersion));
-        a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
-        a.jne(next);
-        a.jmp(method_value);
-        a.bind(values);
-        emit_value_kinds(a, next, attr_hit);
-    });
-    a.mov(x86::rdi, em().stack(d - 1));
-    em().load_address(x86::rcx, &cache->entries[0]);
-    emit_type_guard(a, next);
-    a.cmp(x86::edx, kAttrMethodNoDict);   // builtin types, __slots__ classes
-    a.je(method_value);
-    a.cmp(x86::edx, kAttrMethodValues);
-    a.jne(dispatch);
-    emit_no_shadow_values(a, next);
+    KindTable kinds = {
+        {kAttrMethodValues, emit_no_shadow_values, method_value},
+        {kAttrMethodNoDict, nullptr, method_value},
+        {kAttrMethodDict, emit_no_shadow_dict, method_value},
+    };
+    for (KindCase &c : value_kinds(attr_hit)) kinds.push_back(std::move(c));
+    // Inline: builtin types and __slots__ classes, then managed-dict values.
+    emit_attr_lookup(em(), cache, em().stack(d - 1), std::move(kinds), {kAttrMethodNoDict, kAttrMethodValues}, miss,
+                     method_value);
     a.bind(method_value);
     a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
     // [meth, owner]: the owner's reference moves up one slot.
@@ -468,7 +509,7 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
     int d = depth(), unit = ins.index;
     x86::Mem owner = em().stack(d - 1), value = em().stack(d - 2);
     Label err = error_exit(d - 2);
-    Label done = a.newLabel(), release_owner = a.newLabel(), next = a.newLabel(), dispatch = a.newLabel();
+    Label done = a.newLabel(), release_owner = a.newLabel();
     Label miss = em().cold([=](Emitter &e) {
         e.set_prev_instr(unit);
         e.as().mov(x86::rdi, owner);
@@ -500,11 +541,11 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
         a.mov(x86::byte_ptr(x86::rax, x86::r9, 0, -2), x86::dl);
         a.jmp(release_owner);
     });
-    // values->values[index] = value, or miss if the values are gone.
-    auto store_value = [=](x86::Assembler &a, bool falls_through) {
+    // values->values[index] = value, or the next entry if the values are gone.
+    auto store_value = [=](x86::Assembler &a, const Label &fail) {
         a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedValuesOffset));
         a.test(x86::rax, x86::rax);
-        a.jz(next);
+        a.jz(fail);
         a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
         a.mov(x86::rsi, value);
         a.mov(x86::r8, x86::qword_ptr(x86::rax, x86::rdx, 3));
@@ -513,10 +554,9 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
         a.jz(first);
         a.dec(x86::qword_ptr(x86::r8));
         a.jz(dealloc_old);
-        if (!falls_through) a.jmp(release_owner);
     };
     // A slot: *(owner + index) = value, releasing the old value if any.
-    auto store_slot = [=](x86::Assembler &a, bool falls_through) {
+    auto store_slot = [=](x86::Assembler &a, const Label &) {
         a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
         a.mov(x86::rsi, value);
         a.mov(x86::r8, x86::qword_ptr(x86::rdi, x86::rdx));
@@ -525,32 +565,12 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
         a.jz(release_owner);
         a.dec(x86::qword_ptr(x86::r8));
         a.jz(dealloc_old);
-        if (!falls_through) a.jmp(release_owner);
     };
-    emit_next_entry(em(), cache, next, dispatch, miss);
-    em().cold([=](Emitter &e) {
-        auto &a = e.as();
-        Label slot = a.newLabel();
-        a.bind(dispatch);
-        a.cmp(x86::edx, kAttrInstanceValue);
-        a.jne(slot);
-        store_value(a, false);
-        a.bind(slot);
-        a.cmp(x86::edx, kAttrSlot);
-        a.jne(next);
-        store_slot(a, false);
-    });
-    a.mov(x86::rdi, owner);
-    em().load_address(x86::rcx, &cache->entries[0]);
-    emit_type_guard(a, next);
-    Label not_value = a.newLabel();
-    a.cmp(x86::edx, kAttrInstanceValue);
-    a.jne(not_value);
-    store_value(a, false);
-    a.bind(not_value);
-    a.cmp(x86::edx, kAttrSlot);
-    a.jne(dispatch);
-    store_slot(a, true);
+    KindTable kinds = {
+        {kAttrInstanceValue, store_value, release_owner},
+        {kAttrSlot, store_slot, release_owner},
+    };
+    emit_attr_lookup(em(), cache, owner, std::move(kinds), {kAttrInstanceValue, kAttrSlot}, miss, release_owner);
     a.bind(release_owner);
     a.mov(x86::rdi, owner);
     emit_decref_to(em(), unit, done);
