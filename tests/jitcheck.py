@@ -10,6 +10,11 @@
   (hook removed); results, exceptions, tracebacks (line and column of every
   entry, tb_lasti, the formatted text), argument mutations and reference
   counts must be identical, and the JIT copy must have been compiled.
+- `fresh_namespace(src)` / `fresh_function(src)` / `fresh_copies(src)`: new
+  code objects from a source string, under a file name linecache knows.
+- `same_as_stock(src, probe, warm)`: probe(f) gives the same result for a
+  compiled copy of `src`'s function as for a stock copy (tracers, profilers,
+  debuggers: what `differential` cannot observe).
 - `run_python(code)`: runs a snippet in a fresh interpreter (for anything that
   could crash, hang or change process-wide state).
 """
@@ -168,6 +173,50 @@ def make_function(src, filename, name=None, namespace=None):
     if name is None:
         name = re.search(r"^def\s+(\w+)", src, re.M).group(1)
     return ns[name]
+
+
+def fresh_namespace(src, tag="jit"):
+    """The namespace `src` (dedented) defines, compiled under a fresh file name
+    that linecache knows: new code objects on every call."""
+    src = textwrap.dedent(src)
+    ns = {}
+    exec(compile(src, register_source(src, tag), "exec"), ns)
+    return ns
+
+
+def fresh_copies(src, tag="jit", name=None, copies=2):
+    """`copies` functions `name` (default: the first one defined) made from
+    `src` (dedented) by separate compile() calls under one fresh file name:
+    the same source, a code object each."""
+    src = textwrap.dedent(src)
+    filename = register_source(src, tag)
+    return [make_function(src, filename, name) for _ in range(copies)]
+
+
+def fresh_function(src, tag="jit", name=None):
+    """One function made by fresh_copies."""
+    return fresh_copies(src, tag, name, copies=1)[0]
+
+
+def same_as_stock(src, probe, warm, tag="jit", name=None, then=None):
+    """probe(f) on two copies of `src`'s function (fresh_copies) must give equal
+    results: one under the JIT (threshold 0), after the call f(*warm) compiled
+    it (asserted), the other on stock CPython (hook removed, not warmed).
+
+    then(f_jit, warm_result, info), if given, runs under the JIT after the
+    probe, with the warm call's result and pyjion.info(f_jit) from before the
+    probe. Returns the stock result (equal to the JIT's)."""
+    f_jit, f_ref = fresh_copies(src, tag, name)
+    with jit_on():
+        warm_result = f_jit(*warm)
+        info = assert_compiled(f_jit)
+        got = probe(f_jit)
+        if then is not None:
+            then(f_jit, warm_result, info)
+    with jit_off():
+        want = probe(f_ref)
+    assert got == want, "JIT: %r\nstock: %r" % (got, want)
+    return want
 
 
 # ---- outcomes ---------------------------------------------------------------------

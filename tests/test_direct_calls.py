@@ -2,12 +2,8 @@
 the callee's frame is pushed on the thread's data stack and its machine code
 entered without _PyEval_Vector). Every way a callee can be called, and every
 way its frame can outlive the call, must behave as on stock CPython."""
-import sys
-
-import pytest
-
 import pyjion
-from jitcheck import assert_compiled, differential, jit_on, run_python
+from jitcheck import assert_compiled, differential, fresh_namespace, jit_on, run_python
 
 HELPERS = """
 import sys
@@ -204,8 +200,8 @@ print(again(5000))
     assert out.stdout.split() == ["RecursionError", "0"]
 
 
-def test_direct_calls_count_as_runs():
-    src = """
+# loop(n) calls leaf n times: directly, once both are compiled.
+LEAF_LOOP = """
 def leaf(x):
     return x + 1
 
@@ -215,8 +211,10 @@ def loop(n):
         t += leaf(i)
     return t
 """
-    ns = {}
-    exec(compile(src, "<direct-runs>", "exec"), ns)
+
+
+def test_direct_calls_count_as_runs():
+    ns = fresh_namespace(LEAF_LOOP, "direct-runs")
     with jit_on():
         assert ns["loop"](1) == 1      # compiles both
         assert ns["loop"](100) == 5050
@@ -225,7 +223,7 @@ def loop(n):
 
 
 def test_after_disable_callees_run_on_stock_cpython():
-    src = """
+    ns = fresh_namespace("""
 import pyjion
 
 def leaf(x):
@@ -238,9 +236,7 @@ def outer(n, switch_off):
     for i in range(3):
         t += leaf(i)
     return t
-"""
-    ns = {}
-    exec(compile(src, "<direct-disable>", "exec"), ns)
+""", "direct-disable")
     with jit_on():
         assert ns["outer"](1, False) == 8
         runs = pyjion.info(ns["leaf"]).run_count
@@ -251,7 +247,7 @@ def outer(n, switch_off):
 
 
 def test_tracing_switched_on_in_a_caller_sees_the_callee():
-    src = """
+    ns = fresh_namespace("""
 import sys
 
 def leaf(x):
@@ -264,9 +260,7 @@ def outer(tracer):
     b = leaf(2)
     sys.settrace(None)
     return a + b
-"""
-    ns = {}
-    exec(compile(src, "<direct-trace>", "exec"), ns)
+""", "direct-trace")
     events = []
 
     def tracer(frame, event, arg):
@@ -283,26 +277,15 @@ def outer(tracer):
 
 
 def test_profiler_sees_direct_calls():
-    src = """
-def leaf(x):
-    return x + 1
-
-def outer(n):
-    t = 0
-    for i in range(n):
-        t += leaf(i)
-    return t
-"""
-    ns = {}
-    exec(compile(src, "<direct-profile>", "exec"), ns)
+    ns = fresh_namespace(LEAF_LOOP, "direct-profile")
     with jit_on():
-        ns["outer"](2)
+        ns["loop"](2)
         pyjion.reset_stats()
         pyjion.enable(threshold=0, profile=True)
-        ns["outer"](25)
+        ns["loop"](25)
         stats = pyjion.stats()["functions"]
         pyjion.enable(threshold=0, profile=False)
-    leaf = [v for k, v in stats.items() if k[0] == "<direct-profile>" and k[2] == "leaf"]
+    leaf = [v for k, v in stats.items() if k[0] == ns["leaf"].__code__.co_filename and k[2] == "leaf"]
     assert leaf and leaf[0]["calls"] == 25
 
 

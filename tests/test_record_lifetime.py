@@ -7,8 +7,7 @@ import types
 import weakref
 
 import pyjion
-from jitcheck import (assert_compiled, assert_too_large, check_python, jit_on, make_function,
-                      register_source)
+from jitcheck import assert_compiled, assert_too_large, check_python, fresh_function, jit_on
 
 
 def test_churning_code_objects_keeps_memory_flat():
@@ -147,7 +146,7 @@ def test_churning_functions_using_the_whole_instruction_set_keeps_memory_flat():
 
 def _code_with_const(sentinel):
     src = "def f(a):\n    x = 12345\n    y = a + a\n    return x\n"
-    f = make_function(src, register_source(src, "life"))
+    f = fresh_function(src, "life")
     consts = tuple(sentinel if c == 12345 else c for c in f.__code__.co_consts)
     return types.FunctionType(f.__code__.replace(co_consts=consts), {})
 
@@ -178,7 +177,7 @@ def test_failed_record_does_not_keep_code_alive(size_limit):
     base = sys.getrefcount(sentinel)
     src = ("def g(a):\n    x = 12345\n    try:\n        r = len(a)\n"
            "    except* TypeError:\n        r = -1\n    return r\n")
-    g = make_function(src, register_source(src, "life"))
+    g = fresh_function(src, "life")
     consts = tuple(sentinel if c == 12345 else c for c in g.__code__.co_consts)
     g = types.FunctionType(g.__code__.replace(co_consts=consts), {"len": len})
     del consts
@@ -206,7 +205,7 @@ def test_compiled_code_survives_while_the_function_runs_after_its_last_reference
             return other
 
     src = "def f(a, b):\n    c = a + b\n    d = c * 3\n    e = d - 1\n    return e\n"
-    f = make_function(src, register_source(src, "life"))
+    f = fresh_function(src, "life")
     code_ref = weakref.ref(f.__code__)
     with jit_on():
         assert f(1, 1) == 5
@@ -219,7 +218,7 @@ def test_compiled_code_survives_while_the_function_runs_after_its_last_reference
 
 def test_type_profile_does_not_keep_heap_types_alive():
     src = "def f(a, b):\n    return b\n"
-    f = make_function(src, register_source(src, "life"))
+    f = fresh_function(src, "life")
 
     class Temp:
         pass
@@ -260,7 +259,7 @@ def test_profiled_code_released_by_reset_stats():
 def test_many_live_compiled_functions_keep_working():
     # Thousands of compiled functions alive at once, then called again.
     src = "def f(a):\n    b = a * %d\n    return b + 1\n"
-    fs = [make_function(src % k, register_source(src % k, "life")) for k in range(2000)]
+    fs = [fresh_function(src % k, "life") for k in range(2000)]
     with jit_on():
         for k, f in enumerate(fs):
             assert f(3) == 3 * k + 1

@@ -2,14 +2,13 @@
 backward jumps (the eval breaker), signals / Ctrl-C and asynchronous
 exceptions interrupting compiled loops."""
 import sys
-import textwrap
 import threading
 import time
 
 import pytest
 
 import pyjion
-from jitcheck import assert_compiled, check_python, make_function, register_source
+from jitcheck import assert_compiled, check_python, fresh_function
 
 SPIN = """
 def spin(n):
@@ -35,11 +34,6 @@ def mix(a, b, n):
 """
 
 
-def fresh(src):
-    src = textwrap.dedent(src)
-    return make_function(src, register_source(src, "threads"))
-
-
 def mix_reference(a, b, n):
     acc = 0
     for k in range(n):
@@ -53,8 +47,8 @@ def mix_reference(a, b, n):
 
 
 def test_threads_share_compiled_functions(jit):
-    mix = fresh(MIX)
-    spin = fresh(SPIN)
+    mix = fresh_function(MIX, "threads")
+    spin = fresh_function(SPIN, "threads")
     errors = []
     results = {}
     start = threading.Barrier(6)
@@ -92,7 +86,7 @@ def test_threads_share_compiled_functions(jit):
 
 
 def test_compiled_loop_does_not_starve_other_threads(jit):
-    spin = fresh(SPIN)
+    spin = fresh_function(SPIN, "threads")
     t = time.perf_counter()
     spin(10 ** 6)
     per_million = time.perf_counter() - t

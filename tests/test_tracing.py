@@ -5,10 +5,9 @@ import cProfile
 import io
 import pstats
 import sys
-import textwrap
 
 import pyjion
-from jitcheck import assert_compiled, jit_off, jit_on, make_function, register_source
+from jitcheck import assert_compiled, same_as_stock
 
 BODY = """
 def f(a, b, n):
@@ -26,12 +25,6 @@ def f(a, b, n):
         total = 0 - total
     return total
 """
-
-
-def two_copies(src=BODY):
-    src = textwrap.dedent(src)
-    filename = register_source(src, "trace")
-    return make_function(src, filename), make_function(src, filename)
 
 
 def trace_events(f, *args, setter=sys.settrace):
@@ -55,26 +48,20 @@ def trace_events(f, *args, setter=sys.settrace):
 
 
 def test_settrace_sees_every_line_of_a_compiled_function():
-    f_jit, f_ref = two_copies()
-    with jit_on():
-        assert f_jit(3, 1, 7) == 9
-        assert_compiled(f_jit)
-        runs = pyjion.info(f_jit).run_count
-        got = [trace_events(f_jit, 3, 1, 7), trace_events(f_jit, 1, 5, 4)]
+    def after_tracing(f_jit, warm_result, before):
+        assert warm_result == 9
         assert pyjion.info(f_jit).tracing is False
         # still compiled, and used again once the tracer is gone
         assert_compiled(f_jit)
         assert f_jit(3, 1, 7) == 9
-        assert pyjion.info(f_jit).run_count == runs + 3
-    with jit_off():
-        want = [trace_events(f_ref, 3, 1, 7), trace_events(f_ref, 1, 5, 4)]
+        assert pyjion.info(f_jit).run_count == before.run_count + 3
+
+    want = same_as_stock(BODY, lambda f: [trace_events(f, 3, 1, 7), trace_events(f, 1, 5, 4)],
+                         warm=(3, 1, 7), tag="trace", then=after_tracing)
     assert want[0][1][0][0] == "call" and len(want[0][1]) > 20
-    assert got == want
 
 
 def test_settrace_opcode_events_match_stock():
-    f_jit, f_ref = two_copies()
-
     def opcode_events(f):
         code = f.__code__
         events = []
@@ -92,31 +79,17 @@ def test_settrace_opcode_events_match_stock():
             sys.settrace(None)
         return events
 
-    with jit_on():
-        f_jit(1, 1, 1)
-        assert_compiled(f_jit)
-        got = opcode_events(f_jit)
-    with jit_off():
-        want = opcode_events(f_ref)
+    want = same_as_stock(BODY, opcode_events, warm=(1, 1, 1), tag="trace")
     assert [e for e in want if e[0] == "opcode"]
-    assert got == want
 
 
 def test_setprofile_sees_call_and_return():
-    f_jit, f_ref = two_copies()
-    with jit_on():
-        f_jit(1, 2, 3)
-        assert_compiled(f_jit)
-        got = trace_events(f_jit, 4, 1, 6, setter=sys.setprofile)
-    with jit_off():
-        want = trace_events(f_ref, 4, 1, 6, setter=sys.setprofile)
+    want = same_as_stock(BODY, lambda f: trace_events(f, 4, 1, 6, setter=sys.setprofile),
+                         warm=(1, 2, 3), tag="trace")
     assert [e[0] for e in want[1]] == ["call", "return"]
-    assert got == want
 
 
 def test_cprofile_counts_compiled_function_calls():
-    f_jit, f_ref = two_copies()
-
     def profile(f):
         prof = cProfile.Profile()
         prof.enable()
@@ -132,15 +105,11 @@ def test_cprofile_counts_compiled_function_calls():
                 return row[0], row[1]          # call counts
         return None
 
-    with jit_on():
-        f_jit(0, 0, 0)
-        assert_compiled(f_jit)
-        got = profile(f_jit)
+    def five_more_runs(f_jit, warm_result, before):
         assert pyjion.info(f_jit).run_count == 6
-    with jit_off():
-        want = profile(f_ref)
+
+    want = same_as_stock(BODY, profile, warm=(0, 0, 0), tag="trace", then=five_more_runs)
     assert want == (5, 5)
-    assert got == want
 
 
 class ArmTracer:
@@ -169,8 +138,6 @@ def test_tracer_attached_while_a_compiled_frame_runs():
     # A debugger that attaches while the compiled function is on the stack
     # (breakpoint() in a callee, then stepping back out) must get the rest of
     # the frame's line events and its return event, as on stock CPython.
-    g_jit, g_ref = two_copies(MIDWAY)
-
     def run(g):
         code = g.__code__
         events = []
@@ -186,14 +153,8 @@ def test_tracer_attached_while_a_compiled_frame_runs():
             sys.settrace(None)
         return result, events
 
-    with jit_on():
-        g_jit(1, 1)
-        assert_compiled(g_jit)
-        got = run(g_jit)
-    with jit_off():
-        want = run(g_ref)
+    want = same_as_stock(MIDWAY, run, warm=(1, 1), tag="trace")
     assert want == (9, [("line", 2), ("line", 3), ("line", 4), ("return", 4)])
-    assert got == want
 
 
 class ArmProfiler:
@@ -208,8 +169,6 @@ class ArmProfiler:
 def test_profiler_attached_while_a_compiled_frame_runs():
     # sys.setprofile() from a callee: stock CPython reports the return of
     # every frame still on the stack, the compiled one included.
-    g_jit, g_ref = two_copies(MIDWAY)
-
     def run(g):
         code = g.__code__
         events = []
@@ -223,14 +182,8 @@ def test_profiler_attached_while_a_compiled_frame_runs():
             sys.setprofile(None)
         return result, events
 
-    with jit_on():
-        g_jit(1, 1)
-        assert_compiled(g_jit)
-        got = run(g_jit)
-    with jit_off():
-        want = run(g_ref)
+    want = same_as_stock(MIDWAY, run, warm=(1, 1), tag="trace")
     assert want == (9, [("return", 9)])
-    assert got == want
 
 
 class Stepper(bdb.Bdb):
@@ -251,8 +204,6 @@ class Stepper(bdb.Bdb):
 
 
 def test_bdb_breakpoint_and_stepping_in_compiled_function():
-    f_jit, f_ref = two_copies()
-
     def debug(f):
         dbg = Stepper()
         code = f.__code__
@@ -262,14 +213,8 @@ def test_bdb_breakpoint_and_stepping_in_compiled_function():
         return result, [(n, l - first if isinstance(l, int) else l) for n, l in dbg.stops
                         if n in ("f", "return")]
 
-    with jit_on():
-        f_jit(0, 0, 0)
-        assert_compiled(f_jit)
-        got = debug(f_jit)
-    with jit_off():
-        want = debug(f_ref)
+    want = same_as_stock(BODY, debug, warm=(0, 0, 0), tag="trace")
     assert ("f", 9) in want[1]
-    assert got == want
 
 
 class BreakIn:
@@ -285,8 +230,6 @@ class BreakIn:
 
 
 def test_debugger_started_in_a_callee_steps_through_the_compiled_caller():
-    g_jit, g_ref = two_copies(MIDWAY)
-
     def debug(g):
         dbg = Stepper()
         try:
@@ -297,12 +240,6 @@ def test_debugger_started_in_a_callee_steps_through_the_compiled_caller():
         return result, [(n, l - first if n == "g" else l) for n, l in dbg.stops
                         if n in ("g", "return")]
 
-    with jit_on():
-        g_jit(1, 1)
-        assert_compiled(g_jit)
-        got = debug(g_jit)
-    with jit_off():
-        want = debug(g_ref)
+    want = same_as_stock(MIDWAY, debug, warm=(1, 1), tag="trace")
     # stock: the debugger stops at each remaining line of g and at its return
     assert want == (9, [("return", "__add__"), ("g", 2), ("g", 3), ("g", 4), ("return", "g")])
-    assert got == want
