@@ -39,7 +39,7 @@ cdef extern from "codegen_api.h":
         Py_ssize_t instructions
     ctypedef struct PyjionHookState:
         Py_ssize_t record_index
-        int installed
+        void *evaluator
         int profiling
     ctypedef struct PyjionCodegenAPI:
         int version
@@ -257,7 +257,7 @@ cdef void sync_hook_state() noexcept:
     if g_codegen == NULL:
         return
     g_codegen.hook.record_index = g_extra_index
-    g_codegen.hook.installed = g_installed
+    g_codegen.hook.evaluator = <void *>hook
     g_codegen.hook.profiling = g_profile
 
 

@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 3
+#define PYJION_CODEGEN_API_VERSION 4
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -49,7 +49,10 @@ typedef struct {
  * (codegen/direct_call.cpp); the hook keeps it up to date. */
 typedef struct {
     Py_ssize_t record_index;  /* code-extra index of the hook's records (-1: none yet) */
-    int installed;            /* the hook is the interpreter's frame evaluator */
+    /* The hook's frame evaluator. Direct calls are made only while it is the
+     * interpreter's (interp->eval_frame): not after disable(), nor while
+     * another PEP 523 function has taken its place. */
+    void *evaluator;
     int profiling;            /* the profiler counts calls: every call goes through the hook */
 } PyjionHookState;
 

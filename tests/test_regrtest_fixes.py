@@ -282,3 +282,41 @@ print(message)
     jit = run_python(script, env=JIT_ENV)
     assert stock.stdout == "maximum recursion depth exceeded while calling a Python object\n"
     assert (jit.stdout, jit.stderr, jit.returncode) == (stock.stdout, stock.stderr, stock.returncode)
+
+
+# test_capi (Test_Pep523API): another PEP 523 function replaces pyjion's hook
+# while compiled code is running. Calls made from compiled code must then reach
+# that function for every frame, as on stock CPython: direct calls check that
+# the interpreter's frame evaluator is still pyjion's, not only that pyjion
+# is enabled.
+def test_a_replacing_frame_evaluator_sees_calls_from_compiled_code():
+    check_python("""
+import pyjion, _testinternalcapi
+assert pyjion.is_enabled()
+class C:
+    def __getitem__(self, other):
+        return None
+def func():
+    C()[42]
+def leaf(x):
+    return x
+def direct():
+    return leaf(1)
+def drive(fn, start, count):
+    calls = []
+    try:
+        for i in range(count):
+            if i == start:
+                _testinternalcapi.set_eval_frame_record(calls)
+            fn()
+    finally:
+        _testinternalcapi.set_eval_frame_default()
+    return calls
+for fn, names in ((func, ["func", "__getitem__"]), (direct, ["direct", "leaf"])):
+    pyjion.enable(threshold=0)   # set_eval_frame_default removed the hook
+    calls = drive(fn, 50, 80)
+    assert calls == names * 30, (fn.__name__, len(calls), calls[:6])
+    assert pyjion.info(drive).state == "compiled"
+    assert pyjion.info(fn).state == "compiled"
+print("ok")
+""", env=JIT_ENV)

@@ -65,17 +65,25 @@ void clear_frame(PyThreadState *ts, _PyInterpreterFrame *frame)
 }
 
 // The callee's record when its machine code may be entered without the hook:
-// it is compiled, the hook is installed, and neither a tracer nor the profiler
-// needs to see the call; the C stack guard is the hook's own.
+// it is compiled, the hook is the interpreter's frame evaluator, and neither a
+// tracer nor the profiler needs to see the call; the C stack guard is the
+// hook's own.
 PyjRecord *compiled_record(PyThreadState *ts, PyCodeObject *code)
 {
-    if (!hook_state.installed || hook_state.profiling || hook_state.record_index < 0) return nullptr;
+    if (!hook_is_evaluator(ts) || hook_state.profiling || hook_state.record_index < 0) return nullptr;
     auto *rec = static_cast<PyjRecord *>(pyj_code_extra(code, hook_state.record_index));
     if (rec == nullptr || rec->state != PYJ_COMPILED || ts->cframe->use_tracing) return nullptr;
     return pyj_cstack_low() ? nullptr : rec;   // near the end: the hook raises RecursionError
 }
 
 }  // namespace
+
+bool hook_is_evaluator(PyThreadState *ts)
+{
+    static const Py_ssize_t offset = pyj_interp_eval_frame_offset();
+    void *current = *reinterpret_cast<void **>(reinterpret_cast<char *>(ts->interp) + offset);
+    return hook_state.evaluator != nullptr && current == hook_state.evaluator;
+}
 
 PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args, Py_ssize_t nargs, bool *done)
 {

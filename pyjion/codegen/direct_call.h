@@ -25,6 +25,9 @@ constexpr int kMakesGenerator = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 // Kept up to date by the hook (pyjion/_eval.pyx) through the capsule API.
 extern PyjionHookState hook_state;
 
+// The hook is the interpreter's frame evaluator (see PyjionHookState).
+bool hook_is_evaluator(PyThreadState *ts);
+
 // Calls `func` (exactly a PyFunctionObject) with the `nargs` positional
 // arguments at args[0..nargs), when the call can be made directly: plain
 // positional parameters (defaults allowed), no *args/**kwargs/keyword-only

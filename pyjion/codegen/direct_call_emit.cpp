@@ -6,6 +6,7 @@
 // where it can (direct::try_call).
 #include "compiler.h"
 #include "direct_call.h"
+#include "interp_state.h"
 
 #include "../code_extra.h"
 #include "../record.h"
@@ -68,10 +69,14 @@ void emit_direct_call(Compiler &c, int base, int nargs, int cache_unit, const La
     a.jne(generic);
 
     // Its record says compiled, and the hook need not see the call (as in
-    // direct::compiled_record): installed, no profiler, no tracer.
+    // direct::compiled_record): the frame evaluator, no profiler, no tracer.
     em.load_address(x86::r8, &direct::hook_state);
-    a.cmp(x86::dword_ptr(x86::r8, offsetof(PyjionHookState, installed)), 0);
-    a.je(generic);
+    a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, offsetof(PyThreadState, interp)));
+    a.mov(x86::rax, x86::qword_ptr(x86::rax, static_cast<int32_t>(pyj_interp_eval_frame_offset())));
+    a.test(x86::rax, x86::rax);
+    a.jz(generic);
+    a.cmp(x86::rax, x86::qword_ptr(x86::r8, offsetof(PyjionHookState, evaluator)));
+    a.jne(generic);
     a.cmp(x86::dword_ptr(x86::r8, offsetof(PyjionHookState, profiling)), 0);
     a.jne(generic);
     a.mov(x86::r10, x86::qword_ptr(x86::r8, offsetof(PyjionHookState, record_index)));

@@ -6,6 +6,8 @@
 #include <Python.h>
 #include <cstdint>
 
+struct _PyInterpreterFrame;
+
 namespace pyjion {
 
 // LOAD_GLOBAL: the value found for one name while the globals and builtins
@@ -85,6 +87,31 @@ constexpr int kAttrWays = 4;
 struct AttrCache {
     AttrEntry entries[kAttrWays];
     uint32_t next_victim = 0;
+};
+
+// CALL (no keyword names) of a C callable: the callable the site last called,
+// once the calling code was warm, and the function that repeats that call the
+// way 3.11's specialised CALL forms make it (codegen/call_cache.cpp). The
+// machine code compares the callable in the call's stack slots with
+// `callable` and, when equal, calls `call` instead of the generic helper.
+struct CallCache;
+using CachedCall = PyObject *(*)(const CallCache *cache, PyObject **args, PyThreadState *ts,
+                                 _PyInterpreterFrame *frame);
+struct CallCache {
+    PyObject *callable = nullptr;   // a strong reference: identity stays meaningful
+    CachedCall call = nullptr;
+    void *cfunc = nullptr;          // the C function to call
+    void *self = nullptr;           // a builtin's m_self, or a method descriptor's class
+    int32_t total = 0;              // arguments, self included
+    int32_t is_meth = 0;            // the callable sits in the method slot (LOAD_METHOD)
+    _Py_CODEUNIT *precall_instr = nullptr;   // the site's PRECALL (set by the compiler)
+    // The last callable found not to be cacheable (borrowed, only compared: a
+    // new object at the same address costs one more look, nothing else).
+    const PyObject *rejected = nullptr;
+    CallCache() = default;
+    CallCache(const CallCache &) = delete;
+    CallCache &operator=(const CallCache &) = delete;
+    ~CallCache() { Py_XDECREF(callable); }
 };
 
 struct SiteData {

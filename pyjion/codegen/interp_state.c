@@ -2,6 +2,7 @@
  * CPython 3.11's pycore_interp.h uses C11 atomics, which C++ cannot include,
  * so these few accessors are compiled as C. */
 #include <Python.h>
+#include <stddef.h>
 #define Py_BUILD_CORE 1
 #include "internal/pycore_interp.h"
 #include "internal/pycore_ceval.h"
@@ -17,6 +18,21 @@ const void *pyj_eval_breaker_address(void)
 PyObject *pyj_builtin_len(void)
 {
     return _PyInterpreterState_GET()->callable_cache.len;
+}
+
+PyObject *pyj_builtin_isinstance(void)
+{
+    return _PyInterpreterState_GET()->callable_cache.isinstance;
+}
+
+PyObject *pyj_list_append_descr(void)
+{
+    return _PyInterpreterState_GET()->callable_cache.list_append;
+}
+
+Py_ssize_t pyj_interp_eval_frame_offset(void)
+{
+    return offsetof(PyInterpreterState, eval_frame);
 }
 
 int pyj_gil_drop_requested(PyThreadState *ts)

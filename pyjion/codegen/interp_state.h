@@ -29,12 +29,20 @@ PyObject *pyj_take_async_exc(PyThreadState *ts);
 struct _PyInterpreterFrame;
 PyObject *pyj_eval_frame(PyThreadState *ts, struct _PyInterpreterFrame *frame);
 
+// The offset of the interpreter's frame evaluator (interp->eval_frame: NULL
+// for CPython's own, else a PEP 523 function), for machine code to compare.
+Py_ssize_t pyj_interp_eval_frame_offset(void);
+
 // Another thread asked this one to drop the GIL.
 int pyj_gil_drop_requested(PyThreadState *ts);
 
 // The builtin len() the interpreter's PRECALL_NO_KW_LEN recognises
 // (interp->callable_cache.len).
 PyObject *pyj_builtin_len(void);
+// ... and isinstance() (PRECALL_NO_KW_ISINSTANCE) and the list.append method
+// descriptor (PRECALL_NO_KW_LIST_APPEND).
+PyObject *pyj_builtin_isinstance(void);
+PyObject *pyj_list_append_descr(void);
 
 #ifdef __cplusplus
 }

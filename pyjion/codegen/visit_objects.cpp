@@ -13,6 +13,7 @@
 #include "../codegen_api.h"
 #include "interp_state.h"
 #include "opcodes.h"
+#include "call_cache.h"
 #include "direct_call.h"
 #include "runtime.h"
 #include "specialize.h"
@@ -95,8 +96,10 @@ static inline bool call_c_direct(PyObject *callable, PyObject **args, Py_ssize_t
 // Python function leaves prev_instr at the CALL's last inline cache entry
 // (`py_call_instr`), as the interpreter does when it inlines such a call:
 // f_lasti and the traceback entry of an exception coming out of it show that.
-PyObject *call(PyObject **base, int oparg_warm, PyObject *kwnames, _PyInterpreterFrame *frame,
-               _Py_CODEUNIT *py_call_instr, PyThreadState *ts)
+// `site`: the call's CallCache (calls without keyword names), filled here
+// once the calling code is warm and the callable is one it can hold.
+static inline PyObject *call_impl(PyObject **base, int oparg_warm, PyObject *kwnames, CallCache *site,
+                                  _PyInterpreterFrame *frame, _Py_CODEUNIT *py_call_instr, PyThreadState *ts)
 {
     // Bit 16: the calling code is warm (Compiler::kWarmupDelay), where the
     // interpreter would call C functions without counting a recursion level.
@@ -114,6 +117,9 @@ PyObject *call(PyObject **base, int oparg_warm, PyObject *kwnames, _PyInterprete
         PyObject *res = direct::try_call(ts, callable, args, total, &done);   // takes callable and args
         if (done) return res;
     }
+    if (!py_function && warm && site != nullptr && callcache::fill(site, callable, is_meth, total)) {
+        return callcache::call(site, args, ts, frame);
+    }
     Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
     // args[-1] is a stack slot we own (the NULL or the callable itself), so the
     // callee may borrow it (PY_VECTORCALL_ARGUMENTS_OFFSET).
@@ -130,6 +136,19 @@ PyObject *call(PyObject **base, int oparg_warm, PyObject *kwnames, _PyInterprete
     Py_DECREF(callable);
     for (Py_ssize_t i = 0; i < total; i++) Py_DECREF(args[i]);
     return res;
+}
+
+PyObject *call(PyObject **base, int oparg_warm, PyObject *kwnames, _PyInterpreterFrame *frame,
+               _Py_CODEUNIT *py_call_instr, PyThreadState *ts)
+{
+    return call_impl(base, oparg_warm, kwnames, nullptr, frame, py_call_instr, ts);
+}
+
+// CALL without keyword names, through the site's cache.
+PyObject *call_at_site(PyObject **base, int oparg_warm, CallCache *site, _PyInterpreterFrame *frame,
+                       _Py_CODEUNIT *py_call_instr, PyThreadState *ts)
+{
+    return call_impl(base, oparg_warm, nullptr, site, frame, py_call_instr, ts);
 }
 
 // The TypeErrors CALL_FUNCTION_EX and DICT_MERGE raise about ** arguments.
@@ -833,15 +852,51 @@ void Compiler::visit_KW_NAMES(const Instr &ins)
     }
 }
 
+// At a CALL without keyword names, [NULL, callable, args...] or [descriptor,
+// self, args...] from slot `base`: when the callable is the one `site` holds
+// (for the same slot arrangement), the cached call, with its result (or NULL)
+// in rax at `done`; anything else goes to `miss`.
+static void emit_cached_c_call(Compiler &c, int base, CallCache *site, const Label &miss, const Label &done)
+{
+    auto &a = c.as();
+    auto &em = c.em();
+    Label method = a.newLabel(), go = a.newLabel();
+    em.load_address(x86::r11, site);
+    a.mov(x86::rax, em.stack(base));
+    a.test(x86::rax, x86::rax);
+    a.jnz(method);
+    a.mov(x86::rax, em.stack(base + 1));
+    a.cmp(x86::rax, x86::qword_ptr(x86::r11, offsetof(CallCache, callable)));
+    a.jne(miss);
+    a.cmp(x86::dword_ptr(x86::r11, offsetof(CallCache, is_meth)), 0);
+    a.jne(miss);
+    a.lea(x86::rsi, em.stack(base + 2));
+    a.jmp(go);
+    a.bind(method);
+    a.cmp(x86::rax, x86::qword_ptr(x86::r11, offsetof(CallCache, callable)));
+    a.jne(miss);
+    a.cmp(x86::dword_ptr(x86::r11, offsetof(CallCache, is_meth)), 0);
+    a.je(miss);
+    a.lea(x86::rsi, em.stack(base + 1));
+    a.bind(go);
+    a.mov(x86::rdi, x86::r11);
+    a.mov(x86::rdx, Emitter::tstate);
+    a.mov(x86::rcx, Emitter::frame);
+    a.call(x86::qword_ptr(x86::r11, offsetof(CallCache, call)));
+    a.jmp(done);
+}
+
 void Compiler::visit_CALL(const Instr &ins)
 {
     auto &a = em_.as();
     // The keyword names of this call: a KW_NAMES before its PRECALL (the
     // compiler emits KW_NAMES, PRECALL, CALL back to back).
     PyObject *kwnames = nullptr;
+    int precall = ins.index;
     int k = bytecode_.instr_at(ins.start);
     for (int j = k - 1; j >= 0; j--) {
         int op = bytecode_.instrs()[j].opcode;
+        if (op == PRECALL && precall == ins.index) precall = bytecode_.instrs()[j].index;
         if (op == PRECALL || op == NOP) continue;
         if (op == KW_NAMES) kwnames = PyTuple_GET_ITEM(code_->co_consts, bytecode_.instrs()[j].oparg);
         break;
@@ -854,34 +909,37 @@ void Compiler::visit_CALL(const Instr &ins)
     int cache_unit = ins.next - 1;   // the last inline cache entry
     em_.set_prev_instr(ins.index);
     Label generic = a.newLabel(), called = a.newLabel();
-    if (kwnames == nullptr) emit_direct_call(*this, base, ins.oparg, cache_unit, generic, called);
+    CallCache *site = nullptr;
+    if (kwnames == nullptr) {
+        site = new_site_data<CallCache>();
+        site->precall_instr = reinterpret_cast<_Py_CODEUNIT *>(code_->co_code_adaptive) + precall;
+        Label not_cached = a.newLabel();
+        emit_cached_c_call(*this, base, site, not_cached, called);
+        a.bind(not_cached);
+        emit_direct_call(*this, base, ins.oparg, cache_unit, generic, called);
+    }
     a.bind(generic);
     emit_load_warm(x86::esi);
     a.shl(x86::esi, 16);
     a.or_(x86::esi, ins.oparg);
     slot_address(*this, x86::rdi, base);
-    if (kwnames != nullptr) {
-        em_.load_address(x86::rdx, kwnames);   // kept alive by co_consts
-    } else {
-        a.xor_(x86::edx, x86::edx);
-    }
+    // rdx: the keyword names (kept alive by co_consts), or the site's cache
+    em_.load_address(x86::rdx, kwnames != nullptr ? static_cast<const void *>(kwnames) : site);
     a.mov(x86::rcx, Emitter::frame);
     a.lea(x86::r8, x86::ptr(Emitter::first_instr, cache_unit * 2));
     a.mov(x86::r9, Emitter::tstate);
-    CALL(objrt::call);
+    if (kwnames != nullptr) {
+        CALL(objrt::call);
+    } else {
+        CALL(objrt::call_at_site);
+    }
     a.bind(called);
     drop(2);
-    // Error: the traceback entry names the unit prev_instr was left at.
-    int depth = depth_, unit = ins.index;
-    Label failed = em_.cold([this, depth, unit, cache_unit](Emitter &e) {
-        auto &a = e.as();
-        a.lea(x86::rax, x86::ptr(Emitter::first_instr, cache_unit * 2));
-        a.cmp(x86::qword_ptr(Emitter::frame, layout::kFramePrevInstr), x86::rax);
-        a.je(error_exit_at(cache_unit, depth));
-        a.jmp(error_exit_at(unit, depth));
-    });
+    // Error: the traceback entry names the unit prev_instr was left at (the
+    // CALL, its last cache entry after a Python call, or the PRECALL after a
+    // specialised C call); PRECALL and CALL share their handler.
     a.test(x86::rax, x86::rax);
-    a.jz(failed);
+    a.jz(error_exit_at(ins.index, depth_, Raise::Error, ins.index, false));
     push(x86::rax);
     eval_breaker_check();
 }
