@@ -41,6 +41,20 @@ void hand_over_to_frame_object(PyFrameObject *fo, _PyInterpreterFrame *frame)
     }
 }
 
+}  // namespace
+
+// The callee's record when its machine code may be entered without the hook:
+// it is compiled, the hook is the interpreter's frame evaluator, and neither a
+// tracer nor the profiler needs to see the call; the C stack guard is the
+// hook's own.
+PyjRecord *compiled_record(PyThreadState *ts, PyCodeObject *code)
+{
+    if (!hook_is_evaluator(ts) || hook_state.profiling || hook_state.record_index < 0) return nullptr;
+    auto *rec = static_cast<PyjRecord *>(pyj_code_extra(code, hook_state.record_index));
+    if (rec == nullptr || rec->state != PYJ_COMPILED || ts->cframe->use_tracing) return nullptr;
+    return pyj_cstack_low() ? nullptr : rec;   // near the end: the hook raises RecursionError
+}
+
 // Releases what the frame owns (3.11's _PyFrame_Clear), with one more level
 // of recursion budget spent meanwhile, as _PyEvalFrameClearAndPop does.
 void clear_frame(PyThreadState *ts, _PyInterpreterFrame *frame)
@@ -64,24 +78,13 @@ void clear_frame(PyThreadState *ts, _PyInterpreterFrame *frame)
     ts->recursion_remaining++;
 }
 
-// The callee's record when its machine code may be entered without the hook:
-// it is compiled, the hook is the interpreter's frame evaluator, and neither a
-// tracer nor the profiler needs to see the call; the C stack guard is the
-// hook's own.
-PyjRecord *compiled_record(PyThreadState *ts, PyCodeObject *code)
-{
-    if (!hook_is_evaluator(ts) || hook_state.profiling || hook_state.record_index < 0) return nullptr;
-    auto *rec = static_cast<PyjRecord *>(pyj_code_extra(code, hook_state.record_index));
-    if (rec == nullptr || rec->state != PYJ_COMPILED || ts->cframe->use_tracing) return nullptr;
-    return pyj_cstack_low() ? nullptr : rec;   // near the end: the hook raises RecursionError
+namespace {
+const Py_ssize_t eval_frame_offset = pyj_interp_eval_frame_offset();
 }
-
-}  // namespace
 
 bool hook_is_evaluator(PyThreadState *ts)
 {
-    static const Py_ssize_t offset = pyj_interp_eval_frame_offset();
-    void *current = *reinterpret_cast<void **>(reinterpret_cast<char *>(ts->interp) + offset);
+    void *current = *reinterpret_cast<void **>(reinterpret_cast<char *>(ts->interp) + eval_frame_offset);
     return hook_state.evaluator != nullptr && current == hook_state.evaluator;
 }
 
@@ -144,6 +147,48 @@ void finish_frame(PyThreadState *ts, _PyInterpreterFrame *frame)
     clear_frame(ts, frame);
     // The frame was pushed inside the current chunk: popping is resetting the top.
     ts->datastack_top = reinterpret_cast<PyObject **>(frame);
+}
+
+// FOR_ITER's resume of a compiled generator: the work 3.11's gen_iternext
+// and gen_send_ex2 (Objects/genobject.c) do around _PyEval_EvalFrame.
+PyObject *gen_next(PyObject *obj, PyThreadState *ts)
+{
+    auto *gen = reinterpret_cast<PyGenObject *>(obj);
+    auto *frame = reinterpret_cast<_PyInterpreterFrame *>(gen->gi_iframe);
+    // Only a generator that can be resumed (not running, not finished) whose
+    // code may be entered directly; anything else, errors included, is
+    // gen_iternext's.
+    PyjRecord *rec = gen->gi_frame_state < FRAME_EXECUTING ? compiled_record(ts, frame->f_code) : nullptr;
+    if (rec == nullptr) return Py_TYPE(obj)->tp_iternext(obj);
+
+    // The sent value (None) goes on the frame's value stack; the generator's
+    // exception state is linked in while it runs.
+    frame->localsplus[frame->stacktop++] = Py_NewRef(Py_None);
+    frame->previous = ts->cframe->current_frame;
+    gen->gi_exc_state.previous_item = ts->exc_info;
+    ts->exc_info = &gen->gi_exc_state;
+    gen->gi_frame_state = FRAME_EXECUTING;
+    rec->calls++;
+    PyObject *result = rec->entry(ts, frame, 0);
+    if (gen->gi_frame_state == FRAME_EXECUTING) gen->gi_frame_state = FRAME_COMPLETED;
+    ts->exc_info = gen->gi_exc_state.previous_item;
+    gen->gi_exc_state.previous_item = nullptr;
+    frame->previous = nullptr;
+
+    if (result != nullptr) {
+        if (gen->gi_frame_state == FRAME_SUSPENDED) return result;
+        // Returned: the loop ends; a value other than None travels in StopIteration.
+        if (result != Py_None) _PyGen_SetStopIterationValue(result);
+        Py_CLEAR(result);
+    } else if (PyErr_ExceptionMatches(PyExc_StopIteration)) {
+        _PyErr_FormatFromCause(PyExc_RuntimeError, "%s", "generator raised StopIteration");
+    }
+    // Finished: the frame can never run again; break the cycle a stored
+    // exception's traceback may make, then release the frame.
+    Py_CLEAR(gen->gi_exc_state.exc_value);
+    gen->gi_frame_state = FRAME_CLEARED;
+    clear_frame(ts, frame);
+    return nullptr;
 }
 
 int32_t cstack_floor_tls_offset()

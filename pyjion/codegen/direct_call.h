@@ -8,6 +8,7 @@
 #pragma once
 
 #include "../codegen_api.h"
+#include "../record.h"
 #include "frame_layout.h"
 
 #include <asmjit/x86.h>
@@ -27,6 +28,21 @@ extern PyjionHookState hook_state;
 
 // The hook is the interpreter's frame evaluator (see PyjionHookState).
 bool hook_is_evaluator(PyThreadState *ts);
+
+// The record of `code` when its machine code may be entered without the hook
+// (compiled, the hook is the frame evaluator, no tracer or profiler, C stack
+// left), else nullptr.
+PyjRecord *compiled_record(PyThreadState *ts, PyCodeObject *code);
+
+// Releases what a finished frame owns (3.11's _PyFrame_Clear, frame objects
+// included); does not pop it.
+void clear_frame(PyThreadState *ts, _PyInterpreterFrame *frame);
+
+// FOR_ITER on an exact generator: gen_iternext's result (the next value, or
+// NULL with or without an exception). A generator whose code is compiled is
+// resumed by entering its machine code here, doing what gen_send_ex2 does
+// around _PyEval_EvalFrame; any other goes through tp_iternext.
+PyObject *gen_next(PyObject *gen, PyThreadState *ts);
 
 // Calls `func` (exactly a PyFunctionObject) with the `nargs` positional
 // arguments at args[0..nargs), when the call can be made directly: plain

@@ -30,6 +30,16 @@ PyObject *pyj_list_append_descr(void)
     return _PyInterpreterState_GET()->callable_cache.list_append;
 }
 
+PyObject *pyj_small_ints(void)
+{
+    return (PyObject *)&_Py_SINGLETON(small_ints)[0];
+}
+
+size_t pyj_small_int_size(void)
+{
+    return sizeof(_Py_SINGLETON(small_ints)[0]);
+}
+
 Py_ssize_t pyj_interp_eval_frame_offset(void)
 {
     return offsetof(PyInterpreterState, eval_frame);

@@ -29,6 +29,11 @@ PyObject *pyj_take_async_exc(PyThreadState *ts);
 struct _PyInterpreterFrame;
 PyObject *pyj_eval_frame(PyThreadState *ts, struct _PyInterpreterFrame *frame);
 
+// The small-int cache: the int objects for -_PY_NSMALLNEGINTS up to
+// _PY_NSMALLPOSINTS - 1, in order (what PyLong_FromLong returns for them).
+PyObject *pyj_small_ints(void);
+size_t pyj_small_int_size(void);
+
 // The offset of the interpreter's frame evaluator (interp->eval_frame: NULL
 // for CPython's own, else a PEP 523 function), for machine code to compare.
 Py_ssize_t pyj_interp_eval_frame_offset(void);

@@ -1,5 +1,7 @@
 #include "specialize.h"
 
+#include "interp_state.h"
+
 #include "opcodes.h"
 #include "runtime.h"
 
@@ -52,6 +54,19 @@ void load_small_int(Compiler &c, const x86::Gp &obj, const x86::Gp &value, const
     a.ja(fail);                                       // ob_size not in {-1, 0, 1}
     a.mov(x86::eax, x86::dword_ptr(obj, layout::kLongDigit0));
     a.imul(value, x86::rax);                          // 0 for zero whatever the digit holds
+}
+
+void box_small_int(Compiler &c, const x86::Gp &value, const Label &not_small, const Label &done)
+{
+    auto &a = c.as();
+    a.lea(x86::rax, x86::ptr(value, _PY_NSMALLNEGINTS));
+    a.cmp(x86::rax, _PY_NSMALLNEGINTS + _PY_NSMALLPOSINTS);
+    a.jae(not_small);
+    a.imul(x86::rax, x86::rax, static_cast<int32_t>(pyj_small_int_size()));
+    c.em().load_address(x86::rcx, pyj_small_ints());
+    a.add(x86::rax, x86::rcx);
+    c.em().incref(x86::rax);
+    a.jmp(done);
 }
 
 namespace {
@@ -133,10 +148,9 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
         // rdi = the result (operands below 2**30: no overflow possible). A
         // one-digit result outside the small-int cache (whose objects must
         // be returned as they are) may go into a dead operand; else a new int.
-        Label allocate_int = a.newLabel();
-        a.lea(x86::rax, x86::ptr(x86::rdi, _PY_NSMALLNEGINTS));
-        a.cmp(x86::rax, _PY_NSMALLNEGINTS + _PY_NSMALLPOSINTS);
-        a.jb(allocate_int);                 // -5 <= result < 257: the cached object
+        Label allocate_int = a.newLabel(), not_small = a.newLabel();
+        box_small_int(c, x86::rdi, not_small, have_result);   // -5 <= result < 257: the cached object
+        a.bind(not_small);
         a.mov(x86::rdx, x86::rdi);
         a.sar(x86::rdx, 63);
         a.mov(x86::rax, x86::rdi);

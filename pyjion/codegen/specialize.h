@@ -13,6 +13,11 @@ void guard_type(Compiler &c, const x86::Gp &obj, PyTypeObject *type, const asmji
 
 // value = the int `obj` as a machine integer, or jump to `fail` if it has more
 // than one 30-bit digit. Clobbers rax.
+// rax = the cached int object (a new reference) for the value in `value`
+// if it is in the small-int cache's range, then a jump to `done`; else a
+// jump to `not_small`. Uses rcx.
+void box_small_int(Compiler &c, const asmjit::x86::Gp &value, const asmjit::Label &not_small,
+                   const asmjit::Label &done);
 void load_small_int(Compiler &c, const x86::Gp &obj, const x86::Gp &value, const asmjit::Label &fail);
 
 // BINARY_OP `nb_op`: fn(lhs, rhs) is the generic CPython implementation.

@@ -1287,7 +1287,7 @@ void Compiler::visit_FOR_ITER(const Instr &ins)
         e.decref(x86::rdi);
         a.jmp(exit_loop);
     });
-    Label generic = a.newLabel(), got = a.newLabel(), not_list = a.newLabel();
+    Label generic = a.newLabel(), got = a.newLabel(), not_list = a.newLabel(), not_range = a.newLabel();
     em_.set_prev_instr(ins.index);
     a.mov(x86::rdi, top(0));
     // Fast path: a list iterator with an item left (listiter_next without the call).
@@ -1311,7 +1311,7 @@ void Compiler::visit_FOR_ITER(const Instr &ins)
     a.bind(not_list);
     em_.load_address(x86::rcx, &PyRangeIter_Type);
     a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rcx);
-    a.jne(generic);
+    a.jne(not_range);
     a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(RangeIterLayout, index)));
     a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(RangeIterLayout, len)));
     a.jge(generic);   // exhausted: the generic call ends the loop
@@ -1321,9 +1321,22 @@ void Compiler::visit_FOR_ITER(const Instr &ins)
     a.inc(x86::rcx);
     a.mov(x86::qword_ptr(x86::rdi, offsetof(RangeIterLayout, index)), x86::rcx);
     a.mov(x86::rdi, x86::rax);
+    Label not_small = a.newLabel();
+    box_small_int(*this, x86::rdi, not_small, got);
+    a.bind(not_small);
     CALL(PyLong_FromLong);
     a.test(x86::rax, x86::rax);
     a.jz(error_exit(depth));   // out of memory: the iterator stays for the unwinder
+    a.jmp(got);
+    // A generator: resumed without the hook when its code is compiled.
+    a.bind(not_range);
+    em_.load_address(x86::rcx, &PyGen_Type);
+    a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rcx);
+    a.jne(generic);
+    a.mov(x86::rsi, Emitter::tstate);
+    CALL(direct::gen_next);
+    a.test(x86::rax, x86::rax);
+    a.jz(ended);
     a.jmp(got);
     a.bind(generic);
     a.mov(x86::rdi, top(0));
