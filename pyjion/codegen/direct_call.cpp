@@ -5,6 +5,7 @@
 #include "../cstack_guard.h"
 #include "../record.h"
 #include "interp_state.h"
+#include "opcodes.h"
 
 #include <cstring>
 
@@ -39,6 +40,93 @@ void hand_over_to_frame_object(PyFrameObject *fo, _PyInterpreterFrame *frame)
     if (!PyObject_GC_IsTracked(reinterpret_cast<PyObject *>(fo))) {
         PyObject_GC_Track(fo);
     }
+}
+
+// The frame's parameters: the arguments (their references move in), then
+// defaults for missing trailing ones; every other local empty.
+void bind_arguments(PyObject **locals, PyFunctionObject *func, PyObject *const *args, Py_ssize_t nargs,
+                    Py_ssize_t ndefaults)
+{
+    auto *code = reinterpret_cast<PyCodeObject *>(func->func_code);
+    int argcount = code->co_argcount;
+    for (Py_ssize_t i = 0; i < nargs; i++) locals[i] = args[i];
+    if (nargs < argcount) {
+        PyObject *const *defaults = &PyTuple_GET_ITEM(func->func_defaults, 0);
+        Py_ssize_t first = argcount - ndefaults;
+        for (Py_ssize_t i = nargs; i < argcount; i++) locals[i] = Py_NewRef(defaults[i - first]);
+    }
+    for (int i = argcount; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
+}
+
+// A generator function's code runs only COPY_FREE_VARS and MAKE_CELL before
+// its RETURN_GENERATOR: that unit, if nothing else (EXTENDED_ARG included)
+// comes first; else nullptr.
+const _Py_CODEUNIT *generator_start(PyCodeObject *code)
+{
+    const _Py_CODEUNIT *unit = _PyCode_CODE(code);
+    const _Py_CODEUNIT *end = unit + Py_SIZE(code);
+    for (; unit < end; unit++) {
+        int op = _Py_OPCODE(*unit);
+        if (op == RETURN_GENERATOR) return unit;
+        if (op != COPY_FREE_VARS && op != MAKE_CELL) return nullptr;
+    }
+    return nullptr;
+}
+
+// What calling a plain generator function does up to its RETURN_GENERATOR
+// (3.11's _PyEval_Vector, the code's COPY_FREE_VARS/MAKE_CELL, then
+// _Py_MakeCoro and RETURN_GENERATOR's frame copy), straight into the new
+// generator's embedded frame. Takes `func` and the arguments.
+PyObject *make_generator(PyThreadState *ts, PyFunctionObject *func, PyObject *const *args, Py_ssize_t nargs,
+                         Py_ssize_t ndefaults, const _Py_CODEUNIT *start)
+{
+    auto *code = reinterpret_cast<PyCodeObject *>(func->func_code);
+    // The interpreter enters the creating frame first, with its recursion check.
+    bool too_deep = ts->recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, "");
+    if (!too_deep) ts->recursion_remaining++;
+    PyGenObject *gen = too_deep ? nullptr
+                                : PyObject_GC_NewVar(PyGenObject, &PyGen_Type,
+                                                     code->co_nlocalsplus + code->co_stacksize);
+    if (gen == nullptr) {
+        Py_DECREF(func);
+        for (Py_ssize_t i = 0; i < nargs; i++) Py_DECREF(args[i]);
+        return nullptr;
+    }
+    gen->gi_code = reinterpret_cast<PyCodeObject *>(Py_NewRef(code));
+    gen->gi_weakreflist = nullptr;
+    gen->gi_name = Py_NewRef(func->func_name);
+    gen->gi_qualname = Py_NewRef(func->func_qualname);
+    gen->gi_exc_state.exc_value = nullptr;
+    gen->gi_exc_state.previous_item = nullptr;
+    gen->gi_origin_or_finalizer = nullptr;
+    gen->gi_hooks_inited = 0;
+    gen->gi_closed = 0;
+    gen->gi_running_async = 0;
+    auto *frame = reinterpret_cast<_PyInterpreterFrame *>(gen->gi_iframe);
+    _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);   // takes `func`
+    frame->previous = nullptr;
+    frame->prev_instr = const_cast<_Py_CODEUNIT *>(start);
+    frame->owner = FRAME_OWNED_BY_GENERATOR;
+    gen->gi_frame_state = FRAME_CREATED;
+    PyObject **locals = frame->localsplus;
+    bind_arguments(locals, func, args, nargs, ndefaults);
+    // What runs before RETURN_GENERATOR (ceval.c's COPY_FREE_VARS, MAKE_CELL).
+    bool failed = false;
+    for (const _Py_CODEUNIT *unit = _PyCode_CODE(code); unit < start && !failed; unit++) {
+        int oparg = _Py_OPARG(*unit);
+        if (_Py_OPCODE(*unit) == COPY_FREE_VARS) {
+            PyObject *closure = func->func_closure;
+            int offset = code->co_nlocalsplus - oparg;
+            for (int i = 0; i < oparg; i++) locals[offset + i] = Py_NewRef(PyTuple_GET_ITEM(closure, i));
+        } else if (PyObject *cell = PyCell_New(locals[oparg])) {
+            Py_XSETREF(locals[oparg], cell);
+        } else {
+            failed = true;
+        }
+    }
+    PyObject_GC_Track(gen);
+    if (failed) Py_CLEAR(gen);   // a generator that never ran: dealloc releases its frame
+    return reinterpret_cast<PyObject *>(gen);
 }
 
 }  // namespace
@@ -107,6 +195,17 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
         ndefaults = func->func_defaults != nullptr ? PyTuple_GET_SIZE(func->func_defaults) : 0;
         if (nargs > argcount || nargs < argcount - ndefaults) return nullptr;
     }
+    if ((code->co_flags & kMakesGenerator) == CO_GENERATOR) {
+        // A plain generator function already compiled: the generator is made
+        // here, without a frame to push and the interpreter's RETURN_GENERATOR.
+        PyjRecord *rec = compiled_record(ts, code);
+        const _Py_CODEUNIT *start = rec != nullptr ? generator_start(code) : nullptr;
+        if (start != nullptr) {
+            *done = true;
+            rec->calls++;
+            return make_generator(ts, func, args, nargs, ndefaults, start);
+        }
+    }
     // The frame goes on top of the data stack if the current chunk has room
     // (pushing a new chunk is the generic path's business).
     // (3.11 sizes a frame as _PyEvalFramePushAndInit does.)
@@ -116,14 +215,7 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     ts->datastack_top = base + slots;
     auto *frame = reinterpret_cast<_PyInterpreterFrame *>(base);
     _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);   // takes `func`
-    PyObject **locals = frame->localsplus;
-    for (Py_ssize_t i = 0; i < nargs; i++) locals[i] = args[i];
-    if (nargs < argcount) {
-        PyObject *const *defaults = &PyTuple_GET_ITEM(func->func_defaults, 0);
-        Py_ssize_t first = argcount - ndefaults;
-        for (Py_ssize_t i = nargs; i < argcount; i++) locals[i] = Py_NewRef(defaults[i - first]);
-    }
-    for (int i = argcount; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
+    bind_arguments(frame->localsplus, func, args, nargs, ndefaults);
     *done = true;
 
     PyObject *result;

@@ -1,7 +1,9 @@
-"""FOR_ITER resumes a compiled generator by entering its machine code directly
-(codegen/direct_call.cpp, gen_next: gen_iternext and gen_send_ex2's work
-without the hook). Everything a generator can do while a for loop drives it
-must behave as on stock CPython."""
+"""Compiled code makes and resumes compiled generators without the hook
+(codegen/direct_call.cpp): a call of a plain generator function builds the
+generator itself (make_generator: the argument binding, COPY_FREE_VARS,
+MAKE_CELL and RETURN_GENERATOR's work), and FOR_ITER enters the generator's
+machine code directly (gen_next: gen_iternext and gen_send_ex2's work).
+Everything a generator can do must behave as on stock CPython."""
 import inspect
 
 import pyjion
@@ -165,3 +167,74 @@ def drive(gen, n):
     # one call that creates the generator, then 11 resumes (10 values and the end)
     assert after - before == 12
     assert inspect.isgeneratorfunction(gen)
+
+
+def test_generators_made_directly_look_like_the_interpreters():
+    differential("""
+import inspect, sys, weakref
+def plain(a, b=2, *, c=None):
+    yield a + b
+def defaults(a, b=10, c=20):
+    yield (a, b, c)
+def closure(k):
+    def inner(n):
+        for i in range(n):
+            yield i * k
+    return inner
+def cell_arg(x):
+    fns = [lambda: x]
+    yield fns[0]()
+    x = x + 1
+    yield fns[0]()
+def f():
+    out = []
+    for i in range(12):                  # warm: later calls make generators directly
+        g = defaults(i)
+        out.append((g.__name__, g.__qualname__, g.gi_code.co_name, inspect.getgeneratorstate(g),
+                    g.gi_frame.f_lineno, g.gi_frame.f_lasti, g.gi_running, g.gi_yieldfrom))
+        out.append(list(g))
+        out.append(list(defaults(i, 1)))
+        out.append(list(closure(3)(i % 4)))
+        out.append(list(cell_arg(i)))
+        g = defaults(1)
+        r = weakref.ref(g)
+        del g
+        out.append(r() is None)
+        g = defaults(2)
+        try:
+            g.send(5)
+        except TypeError as e:
+            out.append(str(e))
+        g.close()
+        out.append(inspect.getgeneratorstate(g))
+        g = defaults(3)
+        try:
+            g.throw(KeyError("x"))
+        except KeyError as e:
+            out.append(repr(e))
+        out.append(inspect.getgeneratorstate(g))
+    return out
+""", [()], name="f", expect="return")
+
+
+def test_making_a_generator_at_the_recursion_limit():
+    differential("""
+import sys
+def gen():
+    yield 1
+def down(n):
+    if n == 0:
+        return 0
+    g = gen()
+    return down(n - 1) + 1
+def f():
+    out = []
+    for i in range(3):
+        for x in gen():
+            out.append(x)
+        try:
+            out.append(down(sys.getrecursionlimit()))
+        except RecursionError as e:
+            out.append(str(e))
+    return out
+""", [()], name="f", expect="return")
