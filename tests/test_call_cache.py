@@ -163,3 +163,34 @@ def f(rounds):
     del f
     gc.collect()
     assert sys.getrefcount(divmod) == before
+
+
+def test_list_append_inline_and_its_fallbacks():
+    # The inline append needs warm code, an exact list and room in it; a full
+    # list, a subclass, a non-list self and a replaced `append` take the
+    # other paths. Results and reference counts must not differ.
+    differential("""
+class L(list):
+    def append(self, x):
+        list.append(self, ("sub", x))
+class NotList:
+    def __init__(self):
+        self.items = []
+    def append(self, x):
+        self.items.append(x)
+def f(rounds):
+    out = []
+    sub = L()
+    other = NotList()
+    for i in range(rounds):
+        out.append(i)                     # grows: sometimes full, sometimes room
+        sub.append(i)
+        other.append(i)
+        r = [].append(i)                  # a temporary list dies after the append
+        out.append(r)
+        holder = [out]
+        holder[0].append(-i)
+    out.append(sub)
+    out.append(other.items)
+    return out
+""", [(ROUNDS * 4,)], name="f", expect="return")

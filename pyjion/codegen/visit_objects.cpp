@@ -498,9 +498,23 @@ fail:
 }
 
 // STORE_SUBSCR and DELETE_SUBSCR: consume their operands; 0 or -1.
+// BINARY_SUBSCR's generic path; an exact dict as the interpreter's
+// BINARY_SUBSCR_DICT (no __missing__ to consult).
+PyObject *get_item(PyObject *container, PyObject *sub)
+{
+    if (PyDict_CheckExact(container)) {
+        PyObject *res = PyDict_GetItemWithError(container, sub);
+        if (res != nullptr) return Py_NewRef(res);
+        if (!PyErr_Occurred()) _PyErr_SetKeyError(sub);
+        return nullptr;
+    }
+    return PyObject_GetItem(container, sub);
+}
+
+// STORE_SUBSCR's generic path; an exact dict as STORE_SUBSCR_DICT.
 int store_subscr(PyObject *container, PyObject *sub, PyObject *v)
 {
-    int err = PyObject_SetItem(container, sub, v);
+    int err = PyDict_CheckExact(container) ? PyDict_SetItem(container, sub, v) : PyObject_SetItem(container, sub, v);
     Py_DECREF(v);
     Py_DECREF(container);
     Py_DECREF(sub);
@@ -913,6 +927,36 @@ void Compiler::visit_CALL(const Instr &ins)
     if (kwnames == nullptr) {
         site = new_site_data<CallCache>();
         site->precall_instr = reinterpret_cast<_Py_CODEUNIT *>(code_->co_code_adaptive) + precall;
+        if (ins.oparg == 1) {
+            // [list.append, list, item] in warm code, with room in the list:
+            // the append itself (PRECALL_NO_KW_LIST_APPEND, _PyList_AppendTakeRef).
+            Label not_append = a.newLabel();
+            em_.load_address(x86::rax, pyj_list_append_descr());
+            a.cmp(em_.stack(base), x86::rax);
+            a.jne(not_append);
+            em_.load_address(x86::rcx, warmup_);
+            a.cmp(x86::qword_ptr(x86::rcx), kWarmupDelay);
+            a.jb(not_append);
+            a.mov(x86::rdi, em_.stack(base + 1));
+            em_.load_address(x86::rax, &PyList_Type);
+            a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
+            a.jne(not_append);
+            a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));
+            a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, allocated)));
+            a.jge(not_append);
+            a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, ob_item)));
+            a.mov(x86::rax, em_.stack(base + 2));   // the list takes the item's reference
+            a.mov(x86::qword_ptr(x86::rdx, x86::rcx, 3), x86::rax);
+            a.inc(x86::rcx);
+            a.mov(x86::qword_ptr(x86::rdi, layout::kVarSize), x86::rcx);
+            em_.decref(x86::rdi);
+            a.mov(x86::rdi, em_.stack(base));
+            em_.decref_no_dealloc(x86::rdi);   // the descriptor: its class keeps it
+            em_.load_address(x86::rax, Py_None);
+            em_.incref(x86::rax);
+            a.jmp(called);
+            a.bind(not_append);
+        }
         Label not_cached = a.newLabel();
         emit_cached_c_call(*this, base, site, not_cached, called);
         a.bind(not_cached);
@@ -1193,7 +1237,7 @@ void Compiler::visit_BINARY_SUBSCR(const Instr &ins)
 
     a.bind(slow);
     depth_ = depth;
-    binary_call(reinterpret_cast<const void *>(&PyObject_GetItem), "PyObject_GetItem");
+    binary_call(reinterpret_cast<const void *>(&objrt::get_item), "objrt::get_item");
     a.bind(done);
 }
 
