@@ -234,6 +234,57 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     return result;
 }
 
+PyObject *try_construct(PyThreadState *ts, PyObject *callable, PyObject *const *args, Py_ssize_t nargs, bool *done)
+{
+    constexpr Py_ssize_t kMaxArgs = 15;
+    static PyObject *init_name = PyUnicode_InternFromString("__init__");
+    static PyObject *no_args = PyTuple_New(0);
+    *done = false;
+    auto *cls = reinterpret_cast<PyTypeObject *>(callable);
+    // A Python class (object.__new__) whose __init__ is a plain Python
+    // function: its tp_init is the slot that calls that function.
+    if (!(cls->tp_flags & Py_TPFLAGS_HEAPTYPE) || cls->tp_new != PyBaseObject_Type.tp_new ||
+        cls->tp_init == PyBaseObject_Type.tp_init || nargs > kMaxArgs || init_name == nullptr || no_args == nullptr) {
+        return nullptr;
+    }
+    PyObject *init = _PyType_Lookup(cls, init_name);
+    if (init == nullptr || Py_TYPE(init) != &PyFunction_Type) return nullptr;
+    *done = true;
+    Py_INCREF(init);   // allocation may run a collection, and the class change
+    PyObject *self = nullptr, *res = nullptr;
+    if (ts->recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, " while calling a Python object")) {
+        Py_DECREF(init);
+        for (Py_ssize_t i = 0; i < nargs; i++) Py_DECREF(args[i]);
+    } else {
+        // object.__new__ ignores the arguments when __init__ is overridden: it
+        // checks for abstract methods, allocates and sets up the instance dict.
+        self = cls->tp_new(cls, no_args, nullptr);
+        PyObject *call_args[kMaxArgs + 2];   // [slot for vectorcall, self, args...]
+        call_args[1] = Py_XNewRef(self);
+        for (Py_ssize_t i = 0; i < nargs; i++) call_args[i + 2] = args[i];
+        if (self == nullptr) {
+            Py_DECREF(init);
+            for (Py_ssize_t i = 0; i < nargs; i++) Py_DECREF(args[i]);
+        } else {
+            bool called;
+            res = try_call(ts, init, call_args + 1, nargs + 1, &called);   // takes init and the arguments
+            if (!called) {
+                res = PyObject_Vectorcall(init, call_args + 1, (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+                Py_DECREF(init);
+                for (Py_ssize_t i = 1; i < nargs + 2; i++) Py_DECREF(call_args[i]);
+            }
+        }
+        ts->recursion_remaining++;
+    }
+    Py_DECREF(callable);
+    if (res != nullptr && res != Py_None) {
+        PyErr_Format(PyExc_TypeError, "__init__() should return None, not '%.200s'", Py_TYPE(res)->tp_name);
+    }
+    if (res != Py_None) Py_CLEAR(self);
+    Py_XDECREF(res);
+    return self;
+}
+
 void finish_frame(PyThreadState *ts, _PyInterpreterFrame *frame)
 {
     clear_frame(ts, frame);

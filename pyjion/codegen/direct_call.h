@@ -55,6 +55,16 @@ PyObject *gen_next(PyObject *gen, PyThreadState *ts);
 // generic call.
 PyObject *try_call(PyThreadState *ts, PyObject *func, PyObject *const *args, Py_ssize_t nargs, bool *done);
 
+// Calls the class `cls` (its metaclass exactly `type`) with the `nargs`
+// positional arguments at args[0..nargs) when that call only allocates the
+// instance (object.__new__) and runs a Python __init__: the instance is made
+// here and __init__ called through try_call, without type_call, slot_tp_init
+// and the argument tuple, counting the recursion level _PyObject_MakeTpCall
+// would. On such a call STEALS `cls` and the arguments and returns the
+// instance (NULL with an exception set on error) with *done = true;
+// otherwise touches nothing and sets *done = false.
+PyObject *try_construct(PyThreadState *ts, PyObject *cls, PyObject *const *args, Py_ssize_t nargs, bool *done);
+
 // ---- the inline call sequence (direct_call_emit.cpp) and its runtime pieces ----
 
 // Releases a directly called frame whose machine code has returned (3.11's

@@ -117,6 +117,11 @@ static inline PyObject *call_impl(PyObject **base, int oparg_warm, PyObject *kwn
         PyObject *res = direct::try_call(ts, callable, args, total, &done);   // takes callable and args
         if (done) return res;
     }
+    if (kwnames == nullptr && Py_TYPE(callable) == &PyType_Type) {
+        bool done;
+        PyObject *res = direct::try_construct(ts, callable, args, total, &done);   // takes callable and args
+        if (done) return res;
+    }
     if (!py_function && warm && site != nullptr && callcache::fill(site, callable, is_meth, total)) {
         return callcache::call(site, args, ts, frame);
     }
