@@ -880,23 +880,24 @@ static void emit_cached_c_call(Compiler &c, int base, CallCache *site, const Lab
     auto &a = c.as();
     auto &em = c.em();
     Label method = a.newLabel(), go = a.newLabel();
+    // rax = the callable found; rsi = the arguments if it and the slot
+    // arrangement are the cached ones.
+    auto match = [&](bool in_method_slot) {
+        a.cmp(x86::rax, x86::qword_ptr(x86::r11, offsetof(CallCache, callable)));
+        a.jne(miss);
+        a.cmp(x86::dword_ptr(x86::r11, offsetof(CallCache, is_meth)), 0);
+        if (in_method_slot) a.je(miss); else a.jne(miss);
+        a.lea(x86::rsi, em.stack(base + (in_method_slot ? 1 : 2)));
+    };
     em.load_address(x86::r11, site);
     a.mov(x86::rax, em.stack(base));
     a.test(x86::rax, x86::rax);
     a.jnz(method);
     a.mov(x86::rax, em.stack(base + 1));
-    a.cmp(x86::rax, x86::qword_ptr(x86::r11, offsetof(CallCache, callable)));
-    a.jne(miss);
-    a.cmp(x86::dword_ptr(x86::r11, offsetof(CallCache, is_meth)), 0);
-    a.jne(miss);
-    a.lea(x86::rsi, em.stack(base + 2));
+    match(false);
     a.jmp(go);
     a.bind(method);
-    a.cmp(x86::rax, x86::qword_ptr(x86::r11, offsetof(CallCache, callable)));
-    a.jne(miss);
-    a.cmp(x86::dword_ptr(x86::r11, offsetof(CallCache, is_meth)), 0);
-    a.je(miss);
-    a.lea(x86::rsi, em.stack(base + 1));
+    match(true);
     a.bind(go);
     a.mov(x86::rdi, x86::r11);
     a.mov(x86::rdx, Emitter::tstate);
