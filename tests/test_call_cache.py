@@ -153,6 +153,7 @@ def f(rounds):
     return n
 """
     filename = register_source(src)
+    gc.collect()   # code from earlier tests (or rounds) that is already garbage lets go first
     before = sys.getrefcount(divmod)
     f = make_function(src, filename, "f")
     with jit_on():
