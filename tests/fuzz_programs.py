@@ -80,6 +80,7 @@ import sys
 
 TRACE = []
 COUNT = 0
+KEPT = []         # frames kept past their call
 
 
 def shown(value):
@@ -104,6 +105,30 @@ def where():
         out.append((frame.f_code.co_name, frame.f_lineno))
         frame = frame.f_back
     return out
+
+
+def kept_frames():
+    \"\"\"What the frames kept in KEPT show after their calls ended.\"\"\"
+    out = [(fr.f_code.co_name, fr.f_lineno, shown_locals(fr.f_locals),
+            fr.f_back.f_code.co_name if fr.f_back is not None else None) for fr in KEPT]
+    KEPT.clear()
+    return out
+
+
+def same(value):
+    return value
+
+
+def handled():
+    \"\"\"The exception being handled (sys.exc_info()), as type name and message.\"\"\"
+    exc = sys.exc_info()[1]
+    return None if exc is None else (type(exc).__name__, str(exc))
+
+
+def gen_state(gen):
+    \"\"\"Line and locals of a suspended generator, or None once it is done.\"\"\"
+    fr = gen.gi_frame
+    return None if fr is None else (fr.f_lineno, shown_locals(fr.f_locals))
 
 
 def frames_of(exc):
@@ -165,6 +190,7 @@ class Scope:
     def __init__(self, kind, budget):
         self.kind = kind                 # "entry", "helper", "method", "gen", "closure", "rec"
         self.vars = {}                   # name -> type (all readable)
+        self.maybe = {}                  # name -> type: perhaps unbound here (a branch, a loop, del)
         self.readonly = set()            # captured from an enclosing function (not nonlocal)
         self.nogrow = set()              # lists that must not grow in place (params, captures)
         self.callables = {}              # closures and lambdas defined so far: name -> Fn
@@ -260,6 +286,12 @@ class ProgramGenerator:
         return self.new_object(t, 2)
 
     def var(self, t):
+        maybe = sorted(n for n, vt in self.sc.maybe.items() if vt == t and n not in self.sc.vars)
+        if maybe and self.chance(0.03):
+            # read through a call: a LOAD_FAST after LOAD_GLOBAL is never fused
+            # into a superinstruction, whose offset stock would report instead
+            self.feat("maybe-unbound local read")
+            return "same(%s)" % self.pick(maybe)
         names = self.sc.of_type(t)
         if t in self.class_names():
             # an instance of a subclass does for its base
@@ -867,7 +899,7 @@ class ProgramGenerator:
         keep, callables, sc.mult, sc.loops, sc.freeze, sc.handler = saved
         for name in list(sc.vars):
             if name not in keep:
-                del sc.vars[name]
+                sc.maybe[name] = sc.vars.pop(name)
         sc.callables = callables
         return lines or ["    " * indent + "pass"]
 
@@ -904,10 +936,13 @@ class ProgramGenerator:
             (0.5, lambda: self.s_raise(pad)),
             (0.8 if sc.kind in ("entry", "helper", "gen") and nested else 0, lambda: self.s_closure(indent)),
             (1, lambda: self.s_unpack(pad)),
+            (0.3 if sc.kind != "closure" else 0, lambda: self.s_del(pad)),
             (1.5 if self.classes else 0, lambda: self.s_attr(pad)),
             (1 if self.gens and sc.kind != "closure" else 0, lambda: self.s_drive(pad)),
             (0.5, lambda: "%sTRACE.append(%s)" % (pad, self.expr(self.any_plain()))),
-            (0.5 if sc.kind != "entry" else 0, lambda: self.s_introspect(pad)),
+            (0.5 if sc.kind != "entry" else 0.2, lambda: self.s_introspect(pad)),
+            (1 if self.classes else 0, lambda: self.s_shadow(pad)),
+            (0.4 if sc.kind == "entry" else 0, lambda: self.s_rebind(pad)),
             (0.3 if sc.kind != "closure" else 0, lambda: self.s_count(pad)),
             (3 if sc.kind == "gen" else 0, lambda: self.s_yield(pad)),
             (0.4 if sc.loops else 0, lambda: pad + self.pick(["break", "continue"])),
@@ -987,6 +1022,12 @@ class ProgramGenerator:
                 value = "(%s)[:3]" % value
             if self.chance(0.2) and not loop:
                 return ["%s%s *= %s" % (pad, target, self.small(1, 3))]
+            if self.chance(0.25):
+                # the string has another reference: += must not append in place
+                self.feat("str += with an alias")
+                alias = self.new_name()
+                return ["%s%s = %s" % (pad, alias, target), "%s%s += %s" % (pad, target, value),
+                        "%sTRACE.append((%s, %s))" % (pad, alias, target)]
             return ["%s%s += %s" % (pad, target, value)]
         # list: in place, so only lists of this function that nothing iterates
         if target in sc.nogrow or sc.freeze:
@@ -1087,7 +1128,21 @@ class ProgramGenerator:
         targets = {x: INT}
         freeze, bound = True, 6
         if kind == "range":
-            head = "for %s in range(%s):" % (x, self.small(1, 6))
+            r = self.rng.random()
+            if r < 0.6:
+                head = "for %s in range(%s):" % (x, self.small(1, 6))
+            else:
+                # big, negative and stepped bounds (range and long range iterators)
+                self.feat("range with start and step")
+                start = self.pick(BIG_INT_CONSTS + INT_CONSTS) if self.chance(0.5) else self.expr(INT, 2)
+                if r < 0.75:
+                    head = "for %s in range(%s, %s + %s):" % (x, start, start, self.small(1, 6))
+                elif r < 0.9:
+                    head = "for %s in range(%s + %s, %s, -%s):" % (x, start, self.small(1, 6), start,
+                                                                    self.pick(["1", "2"]))
+                else:
+                    head = "for %s in reversed(range(%s, %s + %s, %s)):" % (x, start, start, self.small(1, 6),
+                                                                             self.pick(["1", "3"]))
             freeze = False
         elif kind == "list":
             head = "for %s in %s:" % (x, self.expr(self.pick([LIST, TUPLE])))
@@ -1127,8 +1182,8 @@ class ProgramGenerator:
         self.feat("for loops")
         lines += self.sub_block(indent + 1, n // 2, loop=bound, freeze=freeze)
         for name in targets:
-            if name not in saved:
-                sc.vars.pop(name, None)
+            if name not in saved and name in sc.vars:
+                sc.maybe[name] = sc.vars.pop(name)       # no iteration, no binding
         if self.chance(0.2):
             self.feat("for else")
             lines.append(pad + "else:")
@@ -1171,6 +1226,7 @@ class ProgramGenerator:
             sc.readonly.add(e)
             lines += self.handler_body(indent + 1, n, e)
             sc.vars.pop(e, None)
+            sc.maybe[e] = "exc"          # deleted when the handler ends
         if handlers and self.chance(0.2):
             lines.append(pad + "except:" if self.chance(0.3) else pad + "except BaseException:")
             lines += self.sub_block(indent + 1, 2)
@@ -1213,6 +1269,23 @@ class ProgramGenerator:
             return [pad + "raise %s(%s) from %s" % (self.pick(RAISE_TYPES), self.expr(STR), self.sc.handler)]
         exc = "%s(%s)" % (self.pick(RAISE_TYPES), self.expr(self.pick([STR, INT])))
         return [pad + "if %s:" % self.expr(BOOL), pad + "    raise " + exc]
+
+    def s_del(self, pad):
+        """del of a local (then perhaps unbound), or of one perhaps unbound."""
+        sc = self.sc
+        if sc.loops:
+            return None       # earlier statements of the loop body would read it unbound
+        names = sorted(n for n in sc.vars if n not in sc.readonly and n not in sc.nogrow
+                       and sc.vars[n] in PLAIN_TYPES)
+        if sc.maybe and self.chance(0.2):
+            self.feat("del of a maybe-unbound local")
+            return ["%sdel %s" % (pad, self.pick(sorted(sc.maybe)))]
+        if not names:
+            return None
+        name = self.pick(names)
+        self.feat("del of a local")
+        sc.maybe[name] = sc.vars.pop(name)
+        return ["%sdel %s" % (pad, name)]
 
     def s_unpack(self, pad):
         sc = self.sc
@@ -1313,6 +1386,92 @@ class ProgramGenerator:
         self.sc.vars[v] = c.name
         return ["%s%s = %s" % (pad, v, e)]
 
+    def s_shadow(self, pad):
+        """Attribute stores that change what a cached attribute access finds:
+        an instance attribute shadowing a method or a class attribute, a class
+        attribute becoming a property, an instance dict entry under a
+        property's name, an instance changing class."""
+        c = self.pick(self.classes)
+        obj = self.var(c.name)
+        if obj is None:
+            return None
+        methods, props = sorted(c.lookup("methods")), sorted(c.lookup("props"))
+        r = self.rng.random()
+        if r < 0.3 and methods:
+            self.feat("instance attribute shadows a method")
+            m = self.pick(methods)
+            line = "%s.%s = lambda *args, **kwargs: %s" % (obj, m, self.const(c.lookup("methods")[m].ret))
+        elif r < 0.4 and methods:
+            self.feat("instance attribute shadows a method")
+            line = "%s.__dict__.pop('%s', None)" % (obj, self.pick(methods))
+        elif r < 0.6:
+            self.feat("instance attribute shadows a class attribute")
+            line = "%s.K0 = %s" % (obj, self.expr(INT, 2))
+        elif r < 0.7:
+            self.feat("class attribute becomes a property")
+            return ["%s%s.K0 = property(lambda self: %s)" % (pad, c.name, self.pick(INT_CONSTS))]
+        elif r < 0.85 and props:
+            self.feat("instance dict entry under a property")
+            line = "%s.__dict__['%s'] = %s" % (obj, self.pick(props), self.const(INT))
+        else:
+            family = [k for k in self.classes if k is c or k.base is c or c.base is k]
+            self.feat("__class__ assigned")
+            line = "%s.__class__ = %s" % (obj, self.pick(family).name)
+        e = self.fresh("e")
+        return [pad + "try:", pad + "    " + line, pad + "except (AttributeError, TypeError) as %s:" % e,
+                pad + "    TRACE.append(str(%s))" % e]
+
+    def reaches(self, name):
+        """Names the unit defining `name` uses, directly or through other units."""
+        seen, todo = set(), [name]
+        while todo:
+            n = todo.pop()
+            for names, text in self.unit_texts:
+                if n in names:
+                    for t in set(re.findall(r"\w+", text)) - seen:
+                        seen.add(t)
+                        todo.append(t)
+        return seen
+
+    def s_rebind(self, pad):
+        """A module-level name rebound between executions of the same call
+        sites: two functions swapped, a function's code object or defaults
+        replaced, a builtin shadowed by a global (or no longer)."""
+        fns = [g for g in self.funcs if g.kind in ("plain", "defaults")]
+        pairs = [(a, b) for a in fns for b in fns
+                 if a is not b and a.kind == b.kind and a.ret == b.ret
+                 and [(p.type, p.kind) for p in a.params] == [(p.type, p.kind) for p in b.params]
+                 and b.name not in self.reaches(a.name) and a.name not in self.reaches(b.name)]
+        with_defaults = [g for g in fns if g.kind == "defaults"]
+        return self.weighted([
+            (2 if pairs else 0, lambda: self.rebind_function(pad, *self.pick(pairs))),
+            (1, lambda: self.shadow_builtin(pad)),
+            (1 if with_defaults else 0, lambda: self.replace_defaults(pad, self.pick(with_defaults))),
+        ])
+
+    def rebind_function(self, pad, a, b):
+        # the costs are no longer what the call sites were charged for: take the larger
+        a.cost = b.cost = max(a.cost, b.cost)
+        if self.chance(0.6):
+            self.feat("global function swapped")
+            return ["%sglobals()['%s'], globals()['%s'] = %s, %s" % (pad, a.name, b.name, b.name, a.name)]
+        self.feat("function code replaced")
+        return ["%s%s.__code__ = %s.__code__" % (pad, a.name, b.name)]
+
+    def shadow_builtin(self, pad):
+        self.feat("builtin shadowed by a global")
+        name, replacement = self.pick([("len", "lambda obj: 7"), ("abs", "lambda x: -x"),
+                                       ("min", "max"), ("sorted", "lambda it, **kw: list(it)"),
+                                       ("isinstance", "lambda obj, cls: True")])
+        if self.chance(0.5):
+            return ["%sglobals()['%s'] = %s" % (pad, name, replacement)]
+        return ["%sglobals().pop('%s', None)" % (pad, name)]
+
+    def replace_defaults(self, pad, g):
+        self.feat("function defaults replaced")
+        defaults = [self.const(p.type) for p in g.params if p.kind == "default"]
+        return ["%s%s.__defaults__ = (%s,)" % (pad, g.name, ", ".join(defaults))]
+
     def s_drive(self, pad):
         """A generator driven by hand: next, send, throw, close."""
         call = self.gen_call(1)
@@ -1338,10 +1497,13 @@ class ProgramGenerator:
                 self.feat("generator close")
                 lines.append("%s%s.close()" % (pad, it))
                 continue
-            else:
+            elif r < 0.93:
                 lines.append("%s%s = list(%s)" % (pad, v, it))
                 self.sc.vars[v] = LIST
                 continue
+            else:
+                self.feat("generator frame")
+                lines.append("%s%s = gen_state(%s)" % (pad, v, it))
             if self.sc.kind == "entry":
                 lines.append("%sout.append(%s)" % (pad, v))
         return lines
@@ -1350,8 +1512,15 @@ class ProgramGenerator:
         """What the program's frames look like from inside: the stack's lines,
         this frame's locals (compiled code must keep both up to date)."""
         self.feat("frame introspection")
-        if self.chance(0.6):
+        r = self.rng.random()
+        if r < 0.15 or (self.sc.handler and r < 0.3):
+            self.feat("exception being handled")
+            return "%sTRACE.append(handled())" % pad
+        if r < 0.5:
             return "%sTRACE.append(where())" % pad
+        if r < 0.75:
+            self.feat("frames kept past their call")
+            return "%sKEPT.append(sys._getframe())" % pad
         return "%sTRACE.append(shown_locals(locals()))" % pad
 
     def s_count(self, pad):
@@ -1368,8 +1537,14 @@ class ProgramGenerator:
     def yield_stmt(self, pad):
         sc = self.sc
         r = self.rng.random()
-        if r < 0.45:
+        if r < 0.35:
             return ["%syield %s" % (pad, self.expr(INT, 1))]
+        if r < 0.45:
+            self.feat("yield inside an expression")
+            v = self.new_name()
+            line = "%s%s = %s + ((yield %s) or 0)" % (pad, v, self.expr(INT, 1), self.expr(INT, 2))
+            self.sc.vars[v] = INT
+            return [line]
         if r < 0.7:
             self.feat("x = yield")
             v = self.new_name()
@@ -1405,6 +1580,7 @@ class ProgramGenerator:
             a = self.fresh("a")
             body_scope = Scope("closure", 20)
             body_scope.vars = dict(outer.vars)
+            body_scope.maybe = dict(outer.maybe)
             body_scope.vars[a] = INT
             body_scope.readonly = set(outer.vars)
             body_scope.nogrow = set(outer.vars)
@@ -1419,6 +1595,7 @@ class ProgramGenerator:
         params = [Param(self.fresh("a"), self.pick([INT, INT, STR])) for _ in range(self.rng.randint(0, 2))]
         body_scope = Scope("closure", 60)
         body_scope.vars = dict(outer.vars)
+        body_scope.maybe = dict(outer.maybe)
         body_scope.readonly = set(outer.vars)
         body_scope.nogrow = set(outer.vars)
         body_scope.self_cls = outer.self_cls
@@ -1525,6 +1702,12 @@ class ProgramGenerator:
         style = self.pick(["plain", "plain", "plain", "defaults", "star"])
         params = self.make_params(style)
         ret = self.pick(RETURN_TYPES)
+        earlier = [g for g in self.funcs if g.kind in ("plain", "defaults")]
+        if earlier and self.chance(0.3):
+            # a sibling with the same signature: the two may be swapped later
+            model = self.pick(earlier)
+            style, ret = model.kind, model.ret
+            params = [Param(self.fresh(p.name[0]), p.type, p.kind, p.default) for p in model.params]
         name = self.fresh("g")
         sc = self.param_scope("helper", HELPER_BUDGET, params)
         body = self.function_body(sc, ret)
@@ -1564,7 +1747,7 @@ class ProgramGenerator:
                 self.feat("raise in generator")
             sc.mult, sc.loops = 1, 0
             for var in set(sc.vars) - keep:      # the loop may not run
-                del sc.vars[var]
+                sc.maybe[var] = sc.vars.pop(var)
             if wrap:
                 e = self.fresh("e")
                 self.feat("generator try")
@@ -1771,8 +1954,8 @@ class ProgramGenerator:
         self.sc, self.ret_type = sc, self.pick(PLAIN_TYPES)
         body = self.block(1, self.rng.randint(6, 14))
         # what the body does not reach is called first (the body may raise early)
-        body = ["    TRACE.clear()", "    out = []"] + self.cover_unreached(body) + body
-        body.append("    return out, TRACE[:], COUNT")
+        body = ["    TRACE.clear()", "    KEPT.clear()", "    out = []"] + self.cover_unreached(body) + body
+        body.append("    return out, TRACE[:], COUNT, kept_frames()")
         if sc.uses_count:
             body.insert(0, "    global COUNT")
         self.sc, self.ret_type = outer, saved_ret

@@ -91,19 +91,21 @@ def run_call(ns, args, filename):
     sys.unraisablehook = lambda u: unraisable.append(_unraisable_record(u, filename))
     try:
         outcome, deltas, after = run_once(ns["f"], args, filename)
+        state = _ADDRESS.sub("0x?", repr((norm(ns.get("TRACE")), ns.get("COUNT"), len(ns.get("KEPT", ())))))
+        ns.get("KEPT", []).clear()     # what the kept frames hold goes now, not later
         gc.collect()
     finally:
         sys.unraisablehook = old_hook
     if outcome[0] == "return":
         outcome = ("return", _ADDRESS.sub("0x?", repr(outcome[1])))
     else:
-        # the two copies define their own exception classes: compare names
+        # the two copies define their own exception classes: compare their names
         data = dict(outcome[1])
         for key in ("type", "context", "cause"):
-            data[key] = data[key].__qualname__
+            if data[key].__module__ == "fuzzprog":
+                data[key] = data[key].__qualname__
         data["frames"] = _unspecialized_offsets(data["_code"], data["frames"])
         outcome = ("raise", data)
-    state = _ADDRESS.sub("0x?", repr((norm(ns.get("TRACE")), ns.get("COUNT"))))
     return (outcome, deltas, after), unraisable, state
 
 
@@ -175,7 +177,8 @@ def check_program(program, timeout=30):
             except AssertionError as exc:
                 res.mismatch = str(exc)
                 return res
-            res.outcomes.append("return" if want[0][0] == "return" else want[0][1]["type"])
+            kind = "return" if want[0][0] == "return" else want[0][1]["type"]
+            res.outcomes.append(kind if isinstance(kind, str) else kind.__name__)
     except Timeout:
         res.mismatch = "timeout after %d s (JIT or stock)" % timeout
         return res

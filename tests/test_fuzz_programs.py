@@ -27,7 +27,11 @@ FEATURES = {
     "generator throw", "generator close", "generator for loop", "generator expressions",
     "try finally", "try else", "raise from", "bare raise", "raise in generator",
     "comprehensions", "unpacking", "starred unpacking", "str +=", "list +=", "big int overflow",
-    "zero division possible",
+    "zero division possible", "str += with an alias", "range with start and step",
+    "frame introspection", "frames kept past their call", "traceback frames", "generator frame",
+    "exception being handled", "yield inside an expression", "maybe-unbound local read",
+    "del of a local", "builtin shadowed by a global", "global function swapped",
+    "class attribute becomes a property", "instance attribute shadows a method",
 }
 # ...and as compiled code shows it (opcodes of the code objects the JIT compiled).
 OPCODES = {
