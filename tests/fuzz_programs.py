@@ -16,9 +16,16 @@ units contain:
   sorted, isinstance, divmod, round, int, str, repr, getattr, ...) and
   list/dict/str methods; closures and lambdas;
 - attributes: instance attributes (dict or __slots__), class attributes read
-  through instances, properties, methods, a subclass overriding some of them
-  (super()), attributes added after creation, class attributes changed and
-  methods replaced between calls (inline-cache invalidation);
+  through instances, properties, methods, class and static methods, a
+  subclass overriding some of them (super()), attributes added after
+  creation, class attributes changed and methods replaced between calls,
+  instance attributes shadowing methods, __class__ assignment (inline-cache
+  invalidation); special methods the interpreter calls from C (__eq__,
+  __lt__, __len__, __getitem__, __add__, __bool__, __repr__, __iter__,
+  __call__, __getattr__, __enter__/__exit__ for `with`);
+- globals: functions swapped or given another __code__ or __defaults__
+  between calls, builtins shadowed by globals, a decorator forwarding
+  *args/**kwargs;
 - generators: yield, `x = yield`, yield from (with a return value), consumed
   by for, list(), sum(), next(), send(), throw(), close(); generator
   expressions; exceptions raised inside generators and thrown into them;
@@ -119,6 +126,13 @@ def same(value):
     return value
 
 
+def forwarding(fn):
+    \"\"\"A decorator: calls go through *args/**kwargs to the function.\"\"\"
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
 def handled():
     \"\"\"The exception being handled (sys.exc_info()), as type name and message.\"\"\"
     exc = sys.exc_info()[1]
@@ -176,6 +190,7 @@ class Cls:
         self.methods = {}        # name -> Fn (self not among the params)
         self.init = None         # Fn of the constructor
         self.alts = {}           # method name -> module-level replacement function name
+        self.dunders = set()     # special methods defined (__len__, __eq__, __enter__, ...)
         self.subclasses = []
 
     def lookup(self, table):
@@ -340,6 +355,7 @@ class ProgramGenerator:
             (1.5, lambda: self.subscript_int(d)),
             (4, lambda: self.call_returning(INT, d)),
             (2, lambda: self.attr_read(INT, d)),
+            (1.5, lambda: self.special_use(INT, d)),
             (1, lambda: self.str_method_int(d)),
             (1, lambda: "%s(%s)" % (self.pick(["int", "round"]), self.expr(FLOAT, d))),
             (0.7, lambda: "(%s if %s else %s)" % (self.expr(INT, d), self.expr(BOOL, d),
@@ -449,6 +465,7 @@ class ProgramGenerator:
             (0.7, lambda: "type(%s).__name__" % self.expr(self.any_type(), d)),
             (2.5, lambda: self.call_returning(STR, d)),
             (1.5, lambda: self.attr_read(STR, d)),
+            (1, lambda: self.special_use(STR, d)),
             (3 if self.sc.callables else 0, lambda: self.closure_call(STR, d)),
             (0.5, lambda: "(%s if %s else %s)" % (self.expr(STR, d), self.expr(BOOL, d),
                                                    self.expr(STR, d))),
@@ -499,6 +516,7 @@ class ProgramGenerator:
             (0.5, lambda: "list(map(ord, %s))" % self.expr(STR, d)),
             (2.5, lambda: self.call_returning(LIST, d)),
             (1, lambda: self.attr_read(LIST, d)),
+            (1, lambda: self.special_use(LIST, d)),
             (3 if self.sc.callables else 0, lambda: self.closure_call(LIST, d)),
         ])
 
@@ -572,6 +590,7 @@ class ProgramGenerator:
             (1, lambda: self.call_returning(BOOL, d)),
             (0.7, lambda: self.hasattr_expr(d)),
             (0.7, lambda: self.identity_expr(d)),
+            (1.5, lambda: self.special_use(BOOL, d)),
         ])
 
     def identity_expr(self, d):
@@ -709,11 +728,13 @@ class ProgramGenerator:
             return None
         c, name = self.pick(pairs)
         m = c.lookup("methods")[name]
-        if self.sc.kind == "method" and self.sc.self_cls is not None:
+        if self.sc.kind in ("method", "special") and self.sc.self_cls is not None:
             # methods call only methods of classes made before theirs
             if self.is_subclass(self.sc.self_cls, c.name):
                 return None
         obj = self.obj_of(c, d)
+        if m.kind in ("classmethod", "staticmethod") and (obj is None or self.chance(0.5)):
+            obj = c.name
         if obj is None or not self.spend(m.cost + 1):
             return None
         self.feat("method calls")
@@ -942,6 +963,7 @@ class ProgramGenerator:
             (0.5, lambda: "%sTRACE.append(%s)" % (pad, self.expr(self.any_plain()))),
             (0.5 if sc.kind != "entry" else 0.2, lambda: self.s_introspect(pad)),
             (1 if self.classes else 0, lambda: self.s_shadow(pad)),
+            (1 if self.classes and nested else 0, lambda: self.s_with(indent, n)),
             (0.4 if sc.kind == "entry" else 0, lambda: self.s_rebind(pad)),
             (0.3 if sc.kind != "closure" else 0, lambda: self.s_count(pad)),
             (3 if sc.kind == "gen" else 0, lambda: self.s_yield(pad)),
@@ -1711,10 +1733,15 @@ class ProgramGenerator:
         name = self.fresh("g")
         sc = self.param_scope("helper", HELPER_BUDGET, params)
         body = self.function_body(sc, ret)
-        self.funcs.append(Fn(name, params, ret, sc.cost + 1, kind=style))
+        decorated = self.chance(0.12)
+        self.funcs.append(Fn(name, params, ret, sc.cost + 2, kind="decorated" if decorated else style))
         if style == "defaults" and any(p.type == LIST for p in params if p.kind == "default"):
             self.feat("mutable default")
-        return ["def %s(%s):" % (name, self.signature(params))] + body
+        head = ["def %s(%s):" % (name, self.signature(params))]
+        if decorated:
+            self.feat("decorator")
+            head.insert(0, "@forwarding")
+        return head + body
 
     def unit_generator(self):
         params = self.make_params(self.pick(["plain", "plain", "defaults"]))
@@ -1900,7 +1927,8 @@ class ProgramGenerator:
             lines += ["", "    @property", "    def %s(self):" % pname] + body
         # methods (a subclass overrides one of its base's, or adds its own)
         nmethods = self.rng.randint(1, 2)
-        inherited = base.lookup("methods") if base else {}
+        inherited = {k: m for k, m in (base.lookup("methods") if base else {}).items()
+                     if m.kind == "plain"}
         for i in range(nmethods):
             if inherited and self.chance(0.6):
                 mname = self.pick(sorted(inherited))
@@ -1922,10 +1950,15 @@ class ProgramGenerator:
             c.methods[mname] = Fn(mname, params, ret, sc.cost + 2 + (inherited[mname].cost if mname in inherited else 0))
             lines += ["", "    def %s(self%s):" % (mname, "".join(", " + s for s in
                                                                  self.signature(params).split(", ") if s))] + body
+        if self.chance(0.3):
+            lines += self.class_and_static_methods(c)
+        if self.chance(0.5):
+            lines += self.special_methods(c)
         self.classes.append(c)
         # a replacement for one method, assigned to the class later (cache invalidation)
-        if self.chance(0.4):
-            mname = self.pick(sorted(c.methods))
+        plain = sorted(k for k, m in c.methods.items() if m.kind == "plain")
+        if plain and self.chance(0.4):
+            mname = self.pick(plain)
             m = c.methods[mname]
             alt = self.fresh("alt_%s_" % mname)
             sc = self.method_scope(c, m.params)
@@ -1936,6 +1969,159 @@ class ProgramGenerator:
             lines += ["", "", "def %s(self%s):" % (alt, "".join(", " + s for s in
                                                               self.signature(m.params).split(", ") if s))] + body
         return c, lines
+
+    def class_and_static_methods(self, c):
+        lines = []
+        name = self.fresh("cm")
+        a = self.fresh("a")
+        self.feat("classmethod")
+        # through cls: a subclass's class attributes, or an instance of the subclass
+        body = self.pick(["cls.K0 + %s" % a, "len(cls.__name__) * %s" % a,
+                          "cls(%s).%s" % (", ".join(self.const(p.type) for p in c.init.params),
+                                          self.pick(sorted(c.lookup("attrs"))))])
+        ret = INT if not body.startswith("cls(") else c.lookup("attrs")[body.rsplit(".", 1)[1]]
+        lines += ["", "    @classmethod", "    def %s(cls, %s):" % (name, a), "        return %s" % body]
+        c.methods[name] = Fn(name, [Param(a, INT)], ret, 5, kind="classmethod")
+        name = self.fresh("sm")
+        params = self.make_params("plain")
+        ret = self.pick(RETURN_TYPES)
+        sc = self.param_scope("helper", 60, params)
+        self.feat("staticmethod")
+        body = self.function_body(sc, ret, indent=2)
+        lines += ["", "    @staticmethod", "    def %s(%s):" % (name, self.signature(params))] + body
+        c.methods[name] = Fn(name, params, ret, sc.cost + 2, kind="staticmethod")
+        return lines
+
+    def special_methods(self, c):
+        """Some of __eq__, __lt__, __len__, __getitem__, __add__, __bool__,
+        __repr__, __iter__, __call__, __getattr__ and __enter__/__exit__: what
+        the interpreter calls from C (slots) rather than through CALL."""
+        lines = []
+        chosen = self.rng.sample(["__eq__", "__lt__", "__len__", "__getitem__", "__add__", "__bool__",
+                                  "__repr__", "__iter__", "__call__", "__getattr__", "__with__"],
+                                 self.rng.randint(1, 4))
+        ints = sorted(k for k, t in c.lookup("attrs").items() if t == INT)
+        some_int = ("self.%s" % ints[0]) if ints else "len(type(self).__name__)"
+
+        def body(params, ret, wrap="{}"):
+            sc = self.method_scope(c, params)
+            sc.kind, sc.budget = "special", 40
+            out = self.function_body(sc, ret, indent=2, n=2)
+            last = out[-1]
+            out[-1] = "        return " + wrap.replace("{}", last.strip()[len("return "):])
+            return out
+
+        for name in chosen:
+            self.feat("special method %s" % name)
+            if name == "__eq__":
+                lines += ["", "    def __eq__(self, other):",
+                          "        return isinstance(other, %s) and %s == %s" % (
+                              c.name, some_int, some_int.replace("self", "other", 1))]
+                lines += ["", "    def __hash__(self):", "        return 1"]
+            elif name == "__lt__":
+                lines += ["", "    def __lt__(self, other):",
+                          "        return %s < getattr(other, %r, 0)" % (some_int, some_int[5:] or "x")]
+            elif name == "__len__":
+                lines += ["", "    def __len__(self):"] + body([], INT, "abs({}) % 5")
+            elif name == "__getitem__":
+                i = self.fresh("i")
+                lines += ["", "    def __getitem__(self, %s):" % i,
+                          "        if %s >= 3:" % i, "            raise IndexError(%s)" % i] + body(
+                    [Param(i, INT)], INT)
+            elif name == "__add__":
+                o = self.fresh("o")
+                lines += ["", "    def __add__(self, %s):" % o] + body([Param(o, INT)], INT)
+            elif name == "__bool__":
+                lines += ["", "    def __bool__(self):"] + body([], BOOL, "bool({})")
+            elif name == "__repr__":
+                lines += ["", "    def __repr__(self):"] + body([], STR, "'%s(' + str({}) + ')'" % c.name)
+            elif name == "__iter__":
+                lines += ["", "    def __iter__(self):",
+                          "        yield %s" % some_int,
+                          "        yield from %s" % self.with_self(c, lambda: self.expr(LIST, 1))]
+            elif name == "__call__":
+                a = self.fresh("a")
+                lines += ["", "    def __call__(self, %s):" % a] + body([Param(a, INT)], INT)
+            elif name == "__getattr__":
+                n = self.fresh("name")
+                lines += ["", "    def __getattr__(self, %s):" % n,
+                          "        if %s.startswith('__'):" % n,
+                          "            raise AttributeError(%s)" % n,
+                          "        return len(%s)" % n]
+            else:
+                suppress = self.pick(["False", "True", "t is not None and issubclass(t, E0)",
+                                      "t is ZeroDivisionError", "bool(%s)" % some_int])
+                lines += ["", "    def __enter__(self):", "        TRACE.append('enter %s')" % c.name,
+                          "        return self",
+                          "", "    def __exit__(self, t, v, tb):",
+                          "        TRACE.append(('exit', None if t is None else t.__name__))",
+                          "        return %s" % suppress]
+        # only now: the bodies above must not use them (len(self) in __len__...)
+        c.dunders |= set(chosen)
+        return lines
+
+    def with_self(self, c, make):
+        outer = self.sc
+        self.sc = self.method_scope(c, [])
+        self.sc.kind, self.sc.budget = "special", 30
+        try:
+            return make()
+        finally:
+            self.sc = outer
+
+    def dunders(self, c):
+        out = set()
+        while c is not None:
+            out |= c.dunders
+            c = c.base
+        return out
+
+    def special_use(self, t, d):
+        """An expression of type t that the interpreter evaluates by calling a
+        special method of a generated class."""
+        if self.sc.kind == "special":
+            return None      # a special method using another could loop back to itself
+        uses = {
+            INT: [("__len__", "len(@)"), ("__getitem__", "@[" + self.pick(["0", "1", "-1", "3"]) + "]"),
+                  ("__add__", "(@ + " + self.expr(INT, d + 1) + ")"),
+                  ("__call__", "@(" + self.expr(INT, d + 1) + ")"),
+                  ("__iter__", "sum(@)"), ("__getattr__", "@." + self.fresh("missing")),
+                  ("__iter__", "max(@, default=-5)")],
+            BOOL: [("__eq__", "(@ == " + self.leaf(self.any_type()) + ")"), ("__bool__", "bool(@)"),
+                   ("__len__", "(not @)"), ("__iter__", "(" + self.expr(INT, d + 1) + " in @)"),
+                   ("__getitem__", "(" + self.expr(INT, d + 1) + " in @)")],
+            STR: [("__repr__", "repr(@)"), ("__repr__", "str(@)"), ("__repr__", "'<{!r}>'.format(@)")],
+            LIST: [("__iter__", "list(@)"), ("__iter__", "sorted(@)"), ("__getitem__", "list(@)"),
+                   ("__iter__", "[*@]")],
+        }.get(t, [])
+        options = [(c, form) for c in self.classes for name, form in uses if name in self.dunders(c)]
+        for c in self.classes:
+            if "__lt__" in self.dunders(c) and t == BOOL:
+                options.append((c, "(@ < " + self.obj_expr(c.name, d + 1) + ")"))
+        if not options:
+            return None
+        c, form = self.pick(options)
+        obj = self.obj_of(c, d + 1)
+        if obj is None or not self.spend(10):
+            return None
+        self.feat("special methods used")
+        head, tail = form.split("@", 1)      # the object goes where the first @ is
+        return head + obj + tail
+
+    def s_with(self, indent, n):
+        """with on an instance of a class with __enter__/__exit__ (which may
+        swallow the exception)."""
+        classes = [c for c in self.classes if "__with__" in self.dunders(c)]
+        if not classes:
+            return None
+        pad = "    " * indent
+        c = self.pick(classes)
+        obj = self.obj_expr(c.name, 1)
+        v = self.new_name()
+        self.feat("with")
+        self.sc.vars[v] = c.name
+        lines = [pad + "with %s as %s:" % (obj, v)] + self.sub_block(indent + 1, max(1, n // 2))
+        return lines
 
     def method_scope(self, c, params):
         sc = self.param_scope("method", HELPER_BUDGET, params)

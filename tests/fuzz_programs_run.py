@@ -67,21 +67,29 @@ def _unraisable_record(u, filename):
             u.err_msg, _ADDRESS.sub("0x?", repr(u.object)).replace(filename, "<SRC>"))
 
 
-def _unspecialized_offsets(code, frames):
+def _unspecialized_offsets(code, frames, calls_inlined):
     """f's traceback entries (line, tb_lasti) as an unquickened interpreter
     reports them. Once 3.11 has specialised a call of a C function (a builtin,
     a method descriptor, len, isinstance, list.append, a type), the PRECALL_*
     instruction makes the call and skips the CALL after it, so an exception
     raised there is reported at the PRECALL; pyjion, like CPython before
     quickening, reports the CALL. Both instructions have the same position,
-    so lines, columns and the formatted traceback are the same either way."""
+    so lines, columns and the formatted traceback are the same either way.
+
+    calls_inlined=False: the run may have had frames interpreted under the
+    hook, where 3.11 calls Python functions through vectorcall instead of
+    pushing their frame inline; then tb_lasti is the CALL, not (as without a
+    hook, and in pyjion's machine code) the CALL's last cache entry."""
     instrs = list(dis.get_instructions(code))
-    following_call = {a.offset: b.offset for a, b in zip(instrs, instrs[1:])
-                      if a.opname == "PRECALL" and b.opname == "CALL"}
-    return [(line, following_call.get(lasti, lasti)) for line, lasti in frames]
+    mapped = {a.offset: b.offset for a, b in zip(instrs, instrs[1:])
+              if a.opname == "PRECALL" and b.opname == "CALL"}
+    if not calls_inlined:
+        caches = dis._inline_cache_entries[dis.opmap["CALL"]]
+        mapped.update({ins.offset + 2 * caches: ins.offset for ins in instrs if ins.opname == "CALL"})
+    return [(line, mapped.get(lasti, lasti)) for line, lasti in frames]
 
 
-def run_call(ns, args, filename):
+def run_call(ns, args, filename, calls_inlined=True):
     """f(*args) in ns: (outcome, argument refcount deltas, arguments after),
     the unraisable exceptions it caused, and the module state after it. Runs
     the garbage collector inside, so that what a collected generator does
@@ -104,7 +112,7 @@ def run_call(ns, args, filename):
         for key in ("type", "context", "cause"):
             if data[key].__module__ == "fuzzprog":
                 data[key] = data[key].__qualname__
-        data["frames"] = _unspecialized_offsets(data["_code"], data["frames"])
+        data["frames"] = _unspecialized_offsets(data["_code"], data["frames"], calls_inlined)
         outcome = ("raise", data)
     return (outcome, deltas, after), unraisable, state
 
@@ -137,8 +145,11 @@ class Result:
         self.f_compiled = False
 
 
-def check_program(program, timeout=30):
-    """Runs one program both ways; a Result (mismatch is None when they agree)."""
+def check_program(program, timeout=30, threshold=0):
+    """Runs one program both ways; a Result (mismatch is None when they agree).
+    threshold: the JIT's (0: everything compiled from its first call; 1 or 2:
+    frames start in the interpreter and continue as machine code, and f is
+    compiled by its last call)."""
     res = Result()
     src = program.source
     filename = register_source(src, "fuzzprog")
@@ -147,7 +158,7 @@ def check_program(program, timeout=30):
     old_handler = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(timeout)
     try:
-        with jit_on():
+        with jit_on(threshold):
             ns_jit, code_jit, err_jit = load_module(src, filename)
         with jit_off():
             ns_ref, code_ref, err_ref = load_module(src, filename)
@@ -157,17 +168,17 @@ def check_program(program, timeout=30):
         if err_ref is not None:
             res.mismatch = "module body raised %r (a generator bug)" % (err_ref,)
             return res
-        for args in program.calls:
+        for n, args in enumerate(program.calls):
             args_jit, args_ref = copy.deepcopy(args), copy.deepcopy(args)
-            with jit_on():
-                got, unr_jit, state_jit = run_call(ns_jit, args_jit, filename)
+            with jit_on(threshold):
+                got, unr_jit, state_jit = run_call(ns_jit, args_jit, filename, threshold == 0)
                 info = pyjion.info(ns_jit["f"])
-            if not info.compiled:
+            if n >= threshold and not info.compiled:
                 # comparing the interpreter with itself would prove nothing
                 res.mismatch = "f was not compiled: %s" % info.reason
                 return res
             with jit_off():
-                want, unr_ref, state_ref = run_call(ns_ref, args_ref, filename)
+                want, unr_ref, state_ref = run_call(ns_ref, args_ref, filename, threshold == 0)
             try:
                 _compare(got, want, src, args)
                 assert unr_jit == unr_ref, "unraisable exceptions differ for args %r\nJIT:   %r\nstock: %r" % (
@@ -196,13 +207,13 @@ def check_program(program, timeout=30):
     return res
 
 
-def run(n, seed, keep_going=False, out=sys.stdout, quiet=False, timeout=30, start=0):
+def run(n, seed, keep_going=False, out=sys.stdout, quiet=False, timeout=30, start=0, threshold=0):
     t0 = time.time()
     summary = {"n": n, "seed": seed, "compiled": 0, "code_objects": {}, "calls": 0, "returned": 0,
                "exceptions": {}, "mismatches": [], "features": {}, "opcodes": set()}
     for i in range(start, start + n):
         program = fuzz_programs.generate(seed, i)
-        res = check_program(program, timeout)
+        res = check_program(program, timeout, threshold)
         if res.mismatch is not None:
             summary["mismatches"].append({"index": i, "source": program.source, "message": res.mismatch})
             if not quiet:
@@ -237,8 +248,14 @@ def main(argv=None):
     p.add_argument("--keep-going", action="store_true", help="report every mismatch")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--timeout", type=int, default=30, help="seconds per program (both runs)")
+    p.add_argument("--threshold", type=int, default=0, choices=range(fuzz_programs.CALLS),
+                   help="the JIT's threshold (calls before compiling)")
+    p.add_argument("--debug", action="store_true",
+                   help="compiled code checks its modelled value stack at every bytecode boundary")
     p.add_argument("--show", type=int, metavar="I", help="print generated program I and exit")
     args = p.parse_args(argv)
+    if args.debug:
+        pyjion.config(debug=True)
     if args.show is not None:
         program = fuzz_programs.generate(args.seed, args.show)
         print(program.source)
@@ -246,7 +263,7 @@ def main(argv=None):
         print("# features:", ", ".join(program.features))
         return 0
     summary = run(args.n, args.seed, keep_going=args.keep_going, quiet=args.json, timeout=args.timeout,
-                  start=args.start)
+                  start=args.start, threshold=args.threshold)
     if args.json:
         print(json.dumps(summary))
     else:

@@ -27,11 +27,18 @@ FEATURES = {
     "generator throw", "generator close", "generator for loop", "generator expressions",
     "try finally", "try else", "raise from", "bare raise", "raise in generator",
     "comprehensions", "unpacking", "starred unpacking", "str +=", "list +=", "big int overflow",
-    "zero division possible", "str += with an alias", "range with start and step",
-    "frame introspection", "frames kept past their call", "traceback frames", "generator frame",
-    "exception being handled", "yield inside an expression", "maybe-unbound local read",
-    "del of a local", "builtin shadowed by a global", "global function swapped",
+    "zero division possible", "frame introspection", "traceback frames", "special methods used",
+    "with", "classmethod", "staticmethod", "decorator",
+}
+# ...and, in longer runs, the rarer ones too.
+RARER_FEATURES = {
+    "str += with an alias", "range with start and step", "frames kept past their call",
+    "generator frame", "exception being handled", "yield inside an expression",
+    "maybe-unbound local read", "del of a local", "builtin shadowed by a global",
+    "global function swapped", "function code replaced", "function defaults replaced",
     "class attribute becomes a property", "instance attribute shadows a method",
+    "instance attribute shadows a class attribute", "instance dict entry under a property",
+    "__class__ assigned", "runaway recursion", "non-tail recursion",
 }
 # ...and as compiled code shows it (opcodes of the code objects the JIT compiled).
 OPCODES = {
@@ -41,7 +48,7 @@ OPCODES = {
     "RAISE_VARARGS", "MAKE_CELL", "LOAD_DEREF", "STORE_DEREF", "LOAD_CLOSURE", "COPY_FREE_VARS",
     "MAKE_FUNCTION", "LIST_APPEND", "MAP_ADD", "UNPACK_SEQUENCE", "UNPACK_EX", "LIST_EXTEND",
     "BUILD_SLICE", "BINARY_SUBSCR", "STORE_SUBSCR", "FORMAT_VALUE", "BUILD_STRING", "FOR_ITER",
-    "CONTAINS_OP", "IS_OP", "LOAD_BUILD_CLASS", "BUILD_MAP",
+    "CONTAINS_OP", "IS_OP", "LOAD_BUILD_CLASS", "BUILD_MAP", "BEFORE_WITH", "DELETE_FAST",
 }
 
 
@@ -81,6 +88,9 @@ def test_fuzz_programs_differential():
         missing = FEATURES - set(summary["features"])
         assert not missing, missing
         missing = OPCODES - set(summary["opcodes"])
+        assert not missing, missing
+    if N >= 200:
+        missing = RARER_FEATURES - set(summary["features"])
         assert not missing, missing
 
 
