@@ -498,6 +498,7 @@ class ProgramGenerator:
         return self.weighted([
             (1.5, lambda: "[%s]" % ", ".join(self.expr(INT, d) for _ in range(self.rng.randint(0, 3)))),
             (1, lambda: "list(range(%s))" % self.small(d, 6)),
+            (0.3, lambda: self.wide(d)),
             (1.5, lambda: "(%s + %s)" % (self.expr(LIST, d), self.expr(LIST, d))),
             (0.7, lambda: "(%s * %s)" % (self.expr(LIST, d), self.small(d, 3))),
             (1.5, lambda: self.sorted_list(d)),
@@ -519,6 +520,11 @@ class ProgramGenerator:
             (1, lambda: self.special_use(LIST, d)),
             (3 if self.sc.callables else 0, lambda: self.closure_call(LIST, d)),
         ])
+
+    def wide(self, d):
+        """Many values live on the stack at once (one of them may raise)."""
+        self.feat("wide literal")
+        return "[%s]" % ", ".join(self.expr(INT, max(d, 2)) for _ in range(self.rng.randint(6, 16)))
 
     def sorted_list(self, d):
         self.feat("builtins")
@@ -957,6 +963,7 @@ class ProgramGenerator:
             (0.5, lambda: self.s_raise(pad)),
             (0.8 if sc.kind in ("entry", "helper", "gen") and nested else 0, lambda: self.s_closure(indent)),
             (1, lambda: self.s_unpack(pad)),
+            (0.25 if sc.kind in ("entry", "helper") and nested else 0, lambda: self.s_local_class(indent)),
             (0.3 if sc.kind != "closure" else 0, lambda: self.s_del(pad)),
             (1.5 if self.classes else 0, lambda: self.s_attr(pad)),
             (1 if self.gens and sc.kind != "closure" else 0, lambda: self.s_drive(pad)),
@@ -1291,6 +1298,24 @@ class ProgramGenerator:
             return [pad + "raise %s(%s) from %s" % (self.pick(RAISE_TYPES), self.expr(STR), self.sc.handler)]
         exc = "%s(%s)" % (self.pick(RAISE_TYPES), self.expr(self.pick([STR, INT])))
         return [pad + "if %s:" % self.expr(BOOL), pad + "    raise " + exc]
+
+    def s_local_class(self, indent):
+        """A class made inside the function: its body reads the function's
+        locals (LOAD_CLASSDEREF), its method closes over them."""
+        ints = self.sc.of_type(INT)
+        if not ints:
+            return None
+        pad = "    " * indent
+        name, v = self.fresh("Local"), self.new_name()
+        a, b = self.pick(ints), self.pick(ints)
+        self.feat("class inside a function")
+        lines = [pad + "class %s:" % name,
+                 pad + "    kv = %s" % a,
+                 pad + "    def get(self, n):",
+                 pad + "        return (self.kv + n * %s) %% 1000003" % b,
+                 pad + "%s = %s().get(%s)" % (v, name, self.expr(INT, 1))]
+        self.sc.vars[v] = INT
+        return lines
 
     def s_del(self, pad):
         """del of a local (then perhaps unbound), or of one perhaps unbound."""
@@ -1664,7 +1689,7 @@ class ProgramGenerator:
         """Lines of a function body ending with a return of type ret."""
         outer, saved_ret = self.sc, getattr(self, "ret_type", INT)
         self.sc, self.ret_type = scope, ret
-        lines = self.block(indent, n or self.rng.randint(2, 6))
+        lines = self.block(indent, n or self.rng.randint(2, 6 * self.scale))
         if scope.kind == "gen":
             if scope.yields == 0:
                 lines.append("    " * indent + "yield %s" % self.expr(INT))
@@ -2132,13 +2157,13 @@ class ProgramGenerator:
 
     def entry(self, ptypes):
         params = ["p%d" % i for i in range(len(ptypes))]
-        sc = Scope("entry", ENTRY_BUDGET)
+        sc = Scope("entry", ENTRY_BUDGET * self.scale)
         for p, t in zip(params, ptypes):
             sc.vars[p] = t
             sc.nogrow.add(p)
         outer, saved_ret = self.sc, getattr(self, "ret_type", INT)
         self.sc, self.ret_type = sc, self.pick(PLAIN_TYPES)
-        body = self.block(1, self.rng.randint(6, 14))
+        body = self.block(1, self.rng.randint(6, 14 * self.scale))
         # what the body does not reach is called first (the body may raise early)
         body = ["    TRACE.clear()", "    KEPT.clear()", "    out = []"] + self.cover_unreached(body) + body
         body.append("    return out, TRACE[:], COUNT, kept_frames()")
@@ -2194,7 +2219,11 @@ class ProgramGenerator:
     def program(self):
         self.unit_texts = []       # (names a unit defines, its source)
         units = []
-        nunits = self.rng.randint(2, 7)
+        # now and then a large program: more units, longer bodies, more locals
+        self.scale = 3 if self.chance(0.15) else 1
+        if self.scale > 1:
+            self.feat("large program")
+        nunits = self.rng.randint(2, 7 * self.scale)
         # a scope for the module level: units are generated in their own scopes
         self.sc = Scope("module", 10 ** 9)
         for _ in range(nunits):

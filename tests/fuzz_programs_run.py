@@ -75,6 +75,10 @@ def _unspecialized_offsets(code, frames, calls_inlined):
     raised there is reported at the PRECALL; pyjion, like CPython before
     quickening, reports the CALL. Both instructions have the same position,
     so lines, columns and the formatted traceback are the same either way.
+    Likewise BINARY_SUBSCR_GETITEM pushes a Python __getitem__'s frame inline
+    and reports the BINARY_SUBSCR's last cache entry; unspecialised (and in
+    pyjion) the call goes through PyObject_GetItem and reports the
+    BINARY_SUBSCR.
 
     calls_inlined=False: the run may have had frames interpreted under the
     hook, where 3.11 calls Python functions through vectorcall instead of
@@ -83,6 +87,8 @@ def _unspecialized_offsets(code, frames, calls_inlined):
     instrs = list(dis.get_instructions(code))
     mapped = {a.offset: b.offset for a, b in zip(instrs, instrs[1:])
               if a.opname == "PRECALL" and b.opname == "CALL"}
+    subscr_caches = dis._inline_cache_entries[dis.opmap["BINARY_SUBSCR"]]
+    mapped.update({ins.offset + 2 * subscr_caches: ins.offset for ins in instrs if ins.opname == "BINARY_SUBSCR"})
     if not calls_inlined:
         caches = dis._inline_cache_entries[dis.opmap["CALL"]]
         mapped.update({ins.offset + 2 * caches: ins.offset for ins in instrs if ins.opname == "CALL"})
