@@ -59,9 +59,13 @@ PLAIN_TYPES = [INT, FLOAT, STR, LIST, TUPLE, DICT, BOOL]
 RETURN_TYPES = [INT] * 4 + [STR, LIST, FLOAT, TUPLE, DICT, BOOL]
 
 INT_CONSTS = ["0", "1", "2", "3", "5", "7", "-1", "-4", "10", "100", "255"]
-BIG_INT_CONSTS = [repr(v) for v in (2 ** 30, 2 ** 31 - 1, 2 ** 31, 2 ** 62, 2 ** 63 - 1, 2 ** 64 + 1,
-                                    10 ** 20, 1 << 100)] + ["(%d)" % -(2 ** 63), "(%d)" % -(2 ** 62)]
-FLOAT_CONSTS = ["0.0", "0.5", "1.5", "(-2.25)", "3.0", "1e300", "(-0.0)", "1e-300", "(-7.5)"]
+# around the edges of one 30-bit digit (the JIT's inline int arithmetic), of
+# 32 and 64 bits, and beyond
+BIG_INT_CONSTS = [repr(v) for v in (2 ** 30 - 1, 2 ** 30, 46341, 2 ** 31 - 1, 2 ** 31, 2 ** 62, 2 ** 63 - 1,
+                                    2 ** 64 + 1, 10 ** 20, 1 << 100)] + [
+    "(%d)" % v for v in (-(2 ** 30 - 1), -(2 ** 30), -(2 ** 63), -(2 ** 62))]
+FLOAT_CONSTS = ["0.0", "0.5", "1.5", "(-2.25)", "3.0", "1e300", "(-0.0)", "1e-300", "(-7.5)",
+                "float('nan')", "float('inf')", "(-float('inf'))"]
 STR_CONSTS = ["''", "'a'", "'xy'", "'hello'", "'A b c'", "'k0'", "'-'", "'12'", "'%s'"]
 DICT_KEYS = ["'a'", "'b'", "'c'", "'k0'"]
 HANDLER_TYPES = ["ZeroDivisionError", "ValueError", "TypeError", "IndexError", "KeyError",

@@ -213,13 +213,18 @@ def check_program(program, timeout=30, threshold=0):
     return res
 
 
-def run(n, seed, keep_going=False, out=sys.stdout, quiet=False, timeout=30, start=0, threshold=0):
+def run(n, seed, keep_going=False, out=sys.stdout, quiet=False, timeout=30, start=0, threshold=0,
+        progress=False):
     t0 = time.time()
     summary = {"n": n, "seed": seed, "compiled": 0, "code_objects": {}, "calls": 0, "returned": 0,
                "exceptions": {}, "mismatches": [], "features": {}, "opcodes": set()}
     for i in range(start, start + n):
         program = fuzz_programs.generate(seed, i)
         res = check_program(program, timeout, threshold)
+        if progress and (i + 1) % 100 == 0:
+            print("seed %s: %d programs, %d mismatches, %.0f s" % (
+                seed, i + 1, len(summary["mismatches"]) + (res.mismatch is not None), time.time() - t0),
+                file=sys.stderr, flush=True)
         if res.mismatch is not None:
             summary["mismatches"].append({"index": i, "source": program.source, "message": res.mismatch})
             if not quiet:
@@ -258,6 +263,7 @@ def main(argv=None):
                    help="the JIT's threshold (calls before compiling)")
     p.add_argument("--debug", action="store_true",
                    help="compiled code checks its modelled value stack at every bytecode boundary")
+    p.add_argument("--progress", action="store_true", help="a line on stderr every 100 programs")
     p.add_argument("--show", type=int, metavar="I", help="print generated program I and exit")
     args = p.parse_args(argv)
     if args.debug:
@@ -269,7 +275,7 @@ def main(argv=None):
         print("# features:", ", ".join(program.features))
         return 0
     summary = run(args.n, args.seed, keep_going=args.keep_going, quiet=args.json, timeout=args.timeout,
-                  start=args.start, threshold=args.threshold)
+                  start=args.start, threshold=args.threshold, progress=args.progress)
     if args.json:
         print(json.dumps(summary))
     else:
