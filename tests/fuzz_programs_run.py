@@ -6,9 +6,10 @@ called with each argument tuple on both copies, alternately. For every call
 must agree: the return value (rendered by jitcheck.norm, addresses masked) or
 the exception (type, message, args, traceback entries with lines and columns,
 the formatted traceback, types of __context__ and __cause__), argument
-mutations and reference counts, the module's TRACE and COUNT afterwards, and
-what reached sys.unraisablehook (e.g. a generator ignoring GeneratorExit when
-collected). Each program's f must have been compiled, and no code object of
+mutations and reference counts, the module's TRACE and COUNT afterwards, how
+the reference counts of the program's functions, classes and lists changed,
+and what reached sys.unraisablehook (e.g. a generator ignoring GeneratorExit
+when collected). Each program's f must have been compiled, and no code object of
 it may have failed to compile.
 
     python tests/fuzz_programs_run.py --n 2000 --seed 1
@@ -103,11 +104,18 @@ def run_call(ns, args, filename, calls_inlined=True):
     unraisable = []
     old_hook = sys.unraisablehook
     sys.unraisablehook = lambda u: unraisable.append(_unraisable_record(u, filename))
+    # the program's functions, classes and lists: a reference the call leaks
+    # or drops shows in their counts
+    tracked = [(k, v) for k, v in sorted(ns.items())
+               if isinstance(v, (types.FunctionType, type, list)) and not k.startswith("__")]
+    counts = [sys.getrefcount(v) for _, v in tracked]
     try:
         outcome, deltas, after = run_once(ns["f"], args, filename)
         state = _ADDRESS.sub("0x?", repr((norm(ns.get("TRACE")), ns.get("COUNT"), len(ns.get("KEPT", ())))))
         ns.get("KEPT", []).clear()     # what the kept frames hold goes now, not later
         gc.collect()
+        leaks = [(k, sys.getrefcount(v) - n) for (k, v), n in zip(tracked, counts)]
+        state += " refcount changes %s" % [kd for kd in leaks if kd[1]]
     finally:
         sys.unraisablehook = old_hook
     if outcome[0] == "return":

@@ -131,3 +131,26 @@ def test_runner_insists_on_compiled_code(tmp_path):
     proc = subprocess.run([PYTHON, str(script)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert proc.stdout.count("f was not compiled: code object too large") == 2, proc.stdout
+
+
+def test_runner_reports_a_leaked_reference(tmp_path):
+    # A call of the JIT's copy that keeps one reference too many to f must be
+    # reported, though everything the program computes is the same.
+    script = tmp_path / "leak.py"
+    script.write_text(
+        "import ctypes, sys\n"
+        "sys.path.insert(0, %r)\n"
+        "import fuzz_programs_run as r\n"
+        "real = r.run_once\n"
+        "count = [0]\n"
+        "def run_once(fn, args, filename):\n"
+        "    count[0] += 1\n"
+        "    if count[0] %% 2:\n"
+        "        ctypes.pythonapi.Py_IncRef(ctypes.py_object(fn))\n"
+        "    return real(fn, args, filename)\n"
+        "r.run_once = run_once\n"
+        "sys.exit(r.main(['--n', '2', '--seed', '3']))\n" % TESTS)
+    proc = subprocess.run([PYTHON, str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "module state differs" in proc.stdout
+    assert "refcount changes [('f', 1)]" in proc.stdout
