@@ -36,8 +36,12 @@ units contain:
   unpacking (tuples, lists, starred, nested, swaps), in-place str/list
   operations, int/float mixes that overflow into big ints, division by zero;
 - frames seen from inside: the names and current lines of the program's
-  frames on the stack (sys._getframe), locals(), and the locals of every
-  frame a traceback holds (frames that outlive their call).
+  frames on the stack (sys._getframe), locals(), the locals of every frame a
+  traceback holds and of frames kept past their call, suspended generators'
+  frames, sys.exc_info();
+- locals perhaps unbound after a branch, a loop, a handler or del, read on
+  purpose now and then (UnboundLocalError, NameError for a free variable);
+  classes made inside functions; now and then a large program.
 
 Values are typed while generating (int, float, str, list of ints, tuple of
 ints, dict of str to int, bool, instances of the generated classes), so most
