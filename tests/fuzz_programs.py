@@ -771,7 +771,9 @@ class ProgramGenerator:
             self.feat("call f(**map)")
             return "**{%s}" % ", ".join("'%s': %s" % (p.name, self.expr(p.type, d)) for p in fn.params)
         for p in fn.params:
-            ty = p.type if self.chance(0.97) else self.any_plain()
+            # now and then an argument of another type (TypeError somewhere),
+            # never a sequence: an int parameter repeats what it multiplies
+            ty = p.type if self.chance(0.97) else self.pick([FLOAT, BOOL, DICT, INT])
             if p.kind == "pos":
                 if kw_mode or self.chance(0.1):
                     kw_mode = True
@@ -991,9 +993,10 @@ class ProgramGenerator:
     def new_name(self):
         return self.fresh("v")
 
-    def clamp(self, t, e):
-        """Inside loops (and recursion), keeps a value from growing without bound."""
-        if self.sc.loops == 0 and self.sc.kind != "rec":
+    def clamp(self, t, e, always=False):
+        """Inside loops (and recursion), keeps a value from growing without
+        bound; always: for attributes, which outlive the call."""
+        if self.sc.loops == 0 and self.sc.kind != "rec" and not always:
             return e
         if t == INT:
             return "((%s) %% %s)" % (e, self.pick(["65521", "97", "1000003"]))
@@ -1402,14 +1405,14 @@ class ProgramGenerator:
             t = attrs[name]
             obj = self.obj_of(c, 1)
             if t == INT and self.chance(0.3):
-                return ["%s%s.%s += %s" % (pad, obj, name, self.clamp(INT, self.expr(INT, 1)))]
-            return ["%s%s.%s = %s" % (pad, obj, name, self.clamp(t, self.expr(t, 1)))]
+                return ["%s%s.%s += %s" % (pad, obj, name, self.clamp(INT, self.expr(INT, 1), True))]
+            return ["%s%s.%s = %s" % (pad, obj, name, self.clamp(t, self.expr(t, 1), True))]
         if r < 0.55:
             self.feat("class attribute changed")
             attrs = c.lookup("class_attrs")
             name = self.pick(sorted(attrs))
             owner = c.name if not c.subclasses or self.chance(0.7) else self.pick(c.subclasses).name
-            return ["%s%s.%s = %s" % (pad, owner, name, self.clamp(attrs[name], self.expr(attrs[name], 1)))]
+            return ["%s%s.%s = %s" % (pad, owner, name, self.clamp(attrs[name], self.expr(attrs[name], 1), True))]
         if r < 0.72:
             self.feat("attribute added after creation")
             obj = self.obj_of(c, 1)

@@ -22,6 +22,7 @@ import dis
 import gc
 import json
 import os
+import resource
 import signal
 import sys
 import time
@@ -171,9 +172,11 @@ def check_program(program, timeout=30, threshold=0):
     gc.disable()
     old_handler = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(timeout)
+    phase = "the module body under the JIT"        # for a timeout's report
     try:
         with jit_on(threshold):
             ns_jit, code_jit, err_jit = load_module(src, filename)
+        phase = "the module body on stock"
         with jit_off():
             ns_ref, code_ref, err_ref = load_module(src, filename)
         if err_jit != err_ref:
@@ -184,6 +187,7 @@ def check_program(program, timeout=30, threshold=0):
             return res
         for n, args in enumerate(program.calls):
             args_jit, args_ref = copy.deepcopy(args), copy.deepcopy(args)
+            phase = "call %d of f under the JIT" % (n + 1)
             with jit_on(threshold):
                 got, unr_jit, state_jit = run_call(ns_jit, args_jit, filename, threshold == 0)
                 info = pyjion.info(ns_jit["f"])
@@ -191,6 +195,7 @@ def check_program(program, timeout=30, threshold=0):
                 # comparing the interpreter with itself would prove nothing
                 res.mismatch = "f was not compiled: %s" % info.reason
                 return res
+            phase = "call %d of f on stock" % (n + 1)
             with jit_off():
                 want, unr_ref, state_ref = run_call(ns_ref, args_ref, filename, threshold == 0)
             try:
@@ -205,7 +210,7 @@ def check_program(program, timeout=30, threshold=0):
             kind = "return" if want[0][0] == "return" else want[0][1]["type"]
             res.outcomes.append(kind if isinstance(kind, str) else kind.__name__)
     except Timeout:
-        res.mismatch = "timeout after %d s (JIT or stock)" % timeout
+        res.mismatch = "timeout after %d s, in %s" % (timeout, phase)
         return res
     finally:
         signal.alarm(0)
@@ -274,6 +279,12 @@ def main(argv=None):
     p.add_argument("--progress", action="store_true", help="a line on stderr every 100 programs")
     p.add_argument("--show", type=int, metavar="I", help="print generated program I and exit")
     args = p.parse_args(argv)
+    # a program that allocates without bound gets a MemoryError (in both
+    # runs), not the machine's memory
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = 4 << 30
+    if soft == resource.RLIM_INFINITY or soft > limit:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     if args.debug:
         pyjion.config(debug=True)
     if args.show is not None:
