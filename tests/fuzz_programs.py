@@ -22,7 +22,8 @@ units contain:
   instance attributes shadowing methods, __class__ assignment (inline-cache
   invalidation); special methods the interpreter calls from C (__eq__,
   __lt__, __len__, __getitem__, __add__, __bool__, __repr__, __iter__,
-  __call__, __getattr__, __enter__/__exit__ for `with`);
+  __call__, __getattr__, __enter__/__exit__ for `with`, __del__, which
+  shows when references are dropped);
 - globals: functions swapped or given another __code__ or __defaults__
   between calls, builtins shadowed by globals, a decorator forwarding
   *args/**kwargs;
@@ -2030,11 +2031,12 @@ class ProgramGenerator:
 
     def special_methods(self, c):
         """Some of __eq__, __lt__, __len__, __getitem__, __add__, __bool__,
-        __repr__, __iter__, __call__, __getattr__ and __enter__/__exit__: what
-        the interpreter calls from C (slots) rather than through CALL."""
+        __repr__, __iter__, __call__, __getattr__, __enter__/__exit__ and
+        __del__: what the interpreter calls from C (slots) rather than
+        through CALL."""
         lines = []
         chosen = self.rng.sample(["__eq__", "__lt__", "__len__", "__getitem__", "__add__", "__bool__",
-                                  "__repr__", "__iter__", "__call__", "__getattr__", "__with__"],
+                                  "__repr__", "__iter__", "__call__", "__getattr__", "__with__", "__del__"],
                                  self.rng.randint(1, 4))
         ints = sorted(k for k, t in c.lookup("attrs").items() if t == INT)
         some_int = ("self.%s" % ints[0]) if ints else "len(type(self).__name__)"
@@ -2078,6 +2080,12 @@ class ProgramGenerator:
             elif name == "__call__":
                 a = self.fresh("a")
                 lines += ["", "    def __call__(self, %s):" % a] + body([Param(a, INT)], INT)
+            elif name == "__del__":
+                # when references are dropped is observable: frames cleared,
+                # stacks unwound, generators closed
+                lines += ["", "    def __del__(self):",
+                          "        TRACE.append(('del', type(self).__name__, shown(getattr(self, %r, None))))" % (
+                              some_int[5:] if some_int.startswith("self.") else "K0")]
             elif name == "__getattr__":
                 n = self.fresh("name")
                 lines += ["", "    def __getattr__(self, %s):" % n,
