@@ -55,8 +55,12 @@ refleak: setup
 	$(PY) tools/refleak.py -R 3:3 tests -q -p no:cacheprovider
 	$(PY) tools/refleak.py -R 3:3 --regrtest $(REFLEAK_MODULES)
 
+# Differential fuzzing, JIT vs stock: single functions of arithmetic and
+# control flow (fuzz_subset.py), then whole programs with calls, classes,
+# generators, exceptions and closures (fuzz_programs_run.py).
 fuzz: setup
 	$(PY) tests/fuzz_subset.py --n $${FUZZ_N:-5000} --seed $${FUZZ_SEED:-1}
+	$(PY) tests/fuzz_programs_run.py --n $${FUZZ_PROGRAMS_N:-1000} --seed $${FUZZ_SEED:-1}
 
 bench: setup
 	env -u PYJION $(PY) -m pytest bench -q -p no:cacheprovider -p no:pyjion --benchmark-columns=median,min,max,rounds --benchmark-sort=name --benchmark-group-by=group

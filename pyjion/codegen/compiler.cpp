@@ -477,7 +477,8 @@ void Compiler::visit_POP_TOP(const Instr &ins)
     em_.decref(x86::rdi, ins.index);
 }
 
-// Calls fn(second, top) -> new reference, releases both inputs, pushes the result.
+// Calls fn(second, top) -> new reference, releases both inputs (second first),
+// pushes the result.
 void Compiler::binary_call(const void *fn, const char *name)
 {
     auto &a = em_.as();
@@ -486,7 +487,7 @@ void Compiler::binary_call(const void *fn, const char *name)
     a.mov(x86::rsi, top(0));
     em_.call(fn, name);
     a.mov(x86::r14, x86::rax);
-    release_top(2);
+    release_inputs(2);
     jump_if_error_zero(x86::r14, depth_);
     push(x86::r14);
 }

@@ -77,14 +77,25 @@ public:
     void push(const x86::Gp &value) { em_.as().mov(em_.stack(depth_++), value); }
     void pop_to(const x86::Gp &reg) { em_.as().mov(reg, em_.stack(--depth_)); }
     void drop(int n) { depth_ -= n; }        // model only: values already moved or released
-    // Pops n values and releases each (a release may run __del__, so prev_instr
-    // must already be set). Clobbers caller-saved registers.
+    // Pops n values and releases each, the top one first (a release may run
+    // __del__, so prev_instr must already be set). Clobbers caller-saved registers.
     void release_top(int n)
     {
         for (int i = 0; i < n; i++) {
             pop_to(x86::rdi);
             em_.decref(x86::rdi);
         }
+    }
+    // The same, the deepest one first: the order of ceval's BINARY_OP,
+    // COMPARE_OP and BINARY_SUBSCR (left operand, then right), which __del__
+    // methods can observe.
+    void release_inputs(int n)
+    {
+        for (int i = n - 1; i >= 0; i--) {
+            em_.as().mov(x86::rdi, top(i));
+            em_.decref(x86::rdi);
+        }
+        drop(n);
     }
     // reg = the address one past the top value (`sp` of the sp-based helpers).
     void stack_pointer_to(const x86::Gp &reg) { em_.as().lea(reg, em_.stack(depth_)); }

@@ -197,7 +197,7 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
     }
     auto release_and_push = [&]() {
         a.mov(x86::r14, x86::rax);
-        c.release_top(2);
+        c.release_inputs(2);
         c.jump_if_error_zero(x86::r14, depth - 2);
         c.push(x86::r14);
     };
@@ -306,7 +306,7 @@ void emit_compare_op(Compiler &c, int op)
     // Both fast outcomes release the operands (ints and floats run no Python
     // code when they die) and either push a bool or take the fused jump.
     auto release_operands = [&]() {
-        c.release_top(2);
+        c.release_inputs(2);
         c.grow(2);   // the model is restored for the other paths below
     };
     auto outcome = [&](const Label &here, bool value) {
@@ -334,7 +334,7 @@ void emit_compare_op(Compiler &c, int op)
     a.mov(x86::edx, op);
     PYJ_CALL(c, PyObject_RichCompare);
     a.mov(x86::r14, x86::rax);
-    c.release_top(2);
+    c.release_inputs(2);
     c.jump_if_error_zero(x86::r14, depth - 2);
     if (!jump) {
         c.push(x86::r14);
