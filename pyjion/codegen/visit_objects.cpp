@@ -935,38 +935,49 @@ void Compiler::visit_CALL(const Instr &ins)
         site->precall_instr = reinterpret_cast<_Py_CODEUNIT *>(code_->co_code_adaptive) + precall;
         if (ins.oparg == 1) {
             // [list.append, list, item] in warm code, with room in the list:
-            // the append itself (PRECALL_NO_KW_LIST_APPEND, _PyList_AppendTakeRef).
+            // the append itself (PRECALL_NO_KW_LIST_APPEND, _PyList_AppendTakeRef),
+            // out of line so that other calls' code stays compact.
             Label not_append = a.newLabel();
+            uint64_t *warmup = warmup_;
+            Label append = em_.cold([base, warmup, not_append, called](Emitter &e) {
+                auto &a = e.as();
+                e.load_address(x86::rcx, warmup);
+                a.cmp(x86::qword_ptr(x86::rcx), kWarmupDelay);
+                a.jb(not_append);
+                a.mov(x86::rdi, e.stack(base + 1));
+                e.load_address(x86::rax, &PyList_Type);
+                a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
+                a.jne(not_append);
+                a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));
+                a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, allocated)));
+                a.jge(not_append);
+                a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, ob_item)));
+                a.mov(x86::rax, e.stack(base + 2));   // the list takes the item's reference
+                a.mov(x86::qword_ptr(x86::rdx, x86::rcx, 3), x86::rax);
+                a.inc(x86::rcx);
+                a.mov(x86::qword_ptr(x86::rdi, layout::kVarSize), x86::rcx);
+                e.decref(x86::rdi);
+                a.mov(x86::rdi, e.stack(base));
+                e.decref_no_dealloc(x86::rdi);   // the descriptor: its class keeps it
+                e.load_address(x86::rax, Py_None);
+                e.incref(x86::rax);
+                a.jmp(called);
+            });
             em_.load_address(x86::rax, pyj_list_append_descr());
             a.cmp(em_.stack(base), x86::rax);
-            a.jne(not_append);
-            em_.load_address(x86::rcx, warmup_);
-            a.cmp(x86::qword_ptr(x86::rcx), kWarmupDelay);
-            a.jb(not_append);
-            a.mov(x86::rdi, em_.stack(base + 1));
-            em_.load_address(x86::rax, &PyList_Type);
-            a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
-            a.jne(not_append);
-            a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));
-            a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, allocated)));
-            a.jge(not_append);
-            a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, ob_item)));
-            a.mov(x86::rax, em_.stack(base + 2));   // the list takes the item's reference
-            a.mov(x86::qword_ptr(x86::rdx, x86::rcx, 3), x86::rax);
-            a.inc(x86::rcx);
-            a.mov(x86::qword_ptr(x86::rdi, layout::kVarSize), x86::rcx);
-            em_.decref(x86::rdi);
-            a.mov(x86::rdi, em_.stack(base));
-            em_.decref_no_dealloc(x86::rdi);   // the descriptor: its class keeps it
-            em_.load_address(x86::rax, Py_None);
-            em_.incref(x86::rax);
-            a.jmp(called);
+            a.je(append);
             a.bind(not_append);
         }
         Label not_cached = a.newLabel();
         emit_cached_c_call(*this, base, site, not_cached, called);
         a.bind(not_cached);
-        emit_direct_call(*this, base, ins.oparg, cache_unit, generic, called);
+        // The direct-call sequence is long: out of line, so that C calls'
+        // code stays compact.
+        int nargs = ins.oparg;
+        Label direct = em_.cold([this, base, nargs, cache_unit, generic, called](Emitter &) {
+            emit_direct_call(*this, base, nargs, cache_unit, generic, called);
+        });
+        a.jmp(direct);
     }
     a.bind(generic);
     emit_load_warm(x86::esi);
