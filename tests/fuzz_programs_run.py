@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import pyjion  # noqa: E402
 import fuzz_programs  # noqa: E402
-from jitcheck import _ADDRESS, _compare, jit_off, jit_on, norm, register_source, run_once  # noqa: E402
+from jitcheck import _ADDRESS, _compare, jit_off, jit_on, norm, register_source, run_once, tally_outcomes  # noqa: E402
 
 
 class Timeout(BaseException):
@@ -253,12 +253,7 @@ def run(n, seed, keep_going=False, out=sys.stdout, quiet=False, timeout=30, star
         summary["opcodes"] |= res.ops
         for feature in program.features:
             summary["features"][feature] = summary["features"].get(feature, 0) + 1
-        for o in res.outcomes:
-            summary["calls"] += 1
-            if o == "return":
-                summary["returned"] += 1
-            else:
-                summary["exceptions"][o] = summary["exceptions"].get(o, 0) + 1
+        tally_outcomes(summary, res.outcomes)
     summary["opcodes"] = sorted(summary["opcodes"])
     summary["seconds"] = round(time.time() - t0, 2)
     return summary

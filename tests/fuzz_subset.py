@@ -21,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import pyjion  # noqa: E402
-from jitcheck import _compare, jit_off, jit_on, make_function, register_source, run_once  # noqa: E402
+from jitcheck import _compare, jit_off, jit_on, make_function, register_source, run_once, tally_outcomes  # noqa: E402
 
 INT_CONSTS = [0, 1, 2, 3, 5, 7, 10, 100, -1, -3, 255, 1000003]
 RARE_INT_CONSTS = [2 ** 31, 2 ** 64 + 1, -(2 ** 63)]
@@ -362,12 +362,7 @@ def run(n, seed, keep_going=False, out=sys.stdout, quiet=False):
         else:
             key = (reason or "?").split(" at offset")[0]
             summary["not_compiled"][key] = summary["not_compiled"].get(key, 0) + 1
-        for o in outcomes:
-            summary["calls"] += 1
-            if o == "return":
-                summary["returned"] += 1
-            else:
-                summary["exceptions"][o] = summary["exceptions"].get(o, 0) + 1
+        tally_outcomes(summary, outcomes)
     summary["opcodes"] = sorted(summary["opcodes"])
     summary["seconds"] = round(time.time() - start, 2)
     return summary

@@ -465,3 +465,14 @@ def check_python(code, **kw):
 
 def isnan(x):
     return isinstance(x, float) and math.isnan(x)
+
+
+def tally_outcomes(summary, outcomes):
+    """Adds a fuzzed program's call outcomes ("return" or an exception type
+    name) to a fuzzer summary's "calls", "returned" and "exceptions" counts."""
+    for o in outcomes:
+        summary["calls"] += 1
+        if o == "return":
+            summary["returned"] += 1
+        else:
+            summary["exceptions"][o] = summary["exceptions"].get(o, 0) + 1
