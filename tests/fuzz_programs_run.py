@@ -10,9 +10,14 @@ mutations and reference counts, the module's TRACE and COUNT afterwards, how
 the reference counts of the program's functions, classes and lists changed,
 and what reached sys.unraisablehook (e.g. a generator ignoring GeneratorExit
 when collected). Each program's f must have been compiled, and no code object of
-it may have failed to compile.
+it may have failed to compile. The tb_lasti of f's traceback entries is
+compared as an unquickened interpreter reports it (_unspecialized_offsets):
+3.11's specialised PRECALL and BINARY_SUBSCR_GETITEM report other offsets of
+the same source position once the code is warm.
 
     python tests/fuzz_programs_run.py --n 2000 --seed 1
+    python tests/fuzz_programs_run.py --n 500 --seed 2 --debug        # value-stack checks
+    python tests/fuzz_programs_run.py --n 500 --seed 3 --threshold 2  # interpreter first
 
 Exit status 1 and the offending program on the first mismatch (or, with
 --keep-going, on all of them)."""
