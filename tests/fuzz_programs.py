@@ -240,8 +240,9 @@ class Scope:
 
 
 class ProgramGenerator:
-    def __init__(self, rng):
+    def __init__(self, rng, finalizers=True):
         self.rng = rng
+        self.finalizers = finalizers
         self.counter = 0
         self.funcs = []       # Fn: module-level plain/defaults/keyword/star/recursive functions
         self.gens = []        # Fn: generator functions (yield ints, return an int)
@@ -2053,6 +2054,8 @@ class ProgramGenerator:
         chosen = self.rng.sample(["__eq__", "__lt__", "__len__", "__getitem__", "__add__", "__bool__",
                                   "__repr__", "__iter__", "__call__", "__getattr__", "__with__", "__del__"],
                                  self.rng.randint(1, 4))
+        if not self.finalizers and "__del__" in chosen:
+            chosen.remove("__del__")
         ints = sorted(k for k, t in c.lookup("attrs").items() if t == INT)
         some_int = ("self.%s" % ints[0]) if ints else "len(type(self).__name__)"
 
@@ -2288,11 +2291,14 @@ class Program:
         self.source, self.calls, self.features = source, calls, features
 
 
-def generate(seed, index):
+def generate(seed, index, finalizers=True):
     """Program `index` of run `seed`: its source, the argument tuples of f and the
-    features it uses (deterministic)."""
+    features it uses (deterministic). finalizers=False: no __del__ methods
+    (when they would only show how CPython's interpreter under a PEP 523 hook
+    differs from the plain one: it calls Python functions through
+    vectorcall, so arguments live until the call returns)."""
     rng = random.Random("program:%s:%d" % (seed, index))
-    gen = ProgramGenerator(rng)
+    gen = ProgramGenerator(rng, finalizers)
     src, ptypes = gen.program()
     arng = random.Random("program-args:%s:%d" % (seed, index))
     calls = [tuple(arng.choice(ARG_VALUES[t]) for t in ptypes) for _ in range(CALLS)]
