@@ -28,11 +28,14 @@ inline PyObject *specialised(const CallCache *c, _PyInterpreterFrame *frame, PyO
     return res;
 }
 
-// One recursion level around a METH_O/METH_NOARGS call, as
-// _Py_EnterRecursiveCallTstate/_Py_LeaveRecursiveCallTstate count it.
-inline bool enter_recursive(PyThreadState *ts)
+// A METH_O/METH_NOARGS function's call (arg NULL for NOARGS), inside the
+// recursion level the interpreter counts for it.
+inline PyObject *counted_call(const CallCache *c, PyThreadState *ts, PyObject *self, PyObject *arg)
 {
-    return ts->recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, " while calling a Python object");
+    if (pyj_enter_recursive_call(ts, " while calling a Python object")) return nullptr;
+    PyObject *res = reinterpret_cast<PyCFunction>(c->cfunc)(self, arg);
+    ts->recursion_remaining++;
+    return res;
 }
 
 // The unspecialised call (the site's CALL makes it). args[-1] is a stack
@@ -47,11 +50,7 @@ PyObject *generic(const CallCache *c, PyObject **args, PyThreadState *, _PyInter
 
 PyObject *builtin_o(const CallCache *c, PyObject **args, PyThreadState *ts, _PyInterpreterFrame *frame)
 {
-    PyObject *res = nullptr;
-    if (!enter_recursive(ts)) {
-        res = reinterpret_cast<PyCFunction>(c->cfunc)(static_cast<PyObject *>(c->self), args[0]);
-        ts->recursion_remaining++;
-    }
+    PyObject *res = counted_call(c, ts, static_cast<PyObject *>(c->self), args[0]);
     return release(args, 1, specialised(c, frame, res));
 }
 
@@ -90,22 +89,14 @@ inline bool self_fits(const CallCache *c, PyObject **args)
 PyObject *descr_o(const CallCache *c, PyObject **args, PyThreadState *ts, _PyInterpreterFrame *frame)
 {
     if (!self_fits(c, args)) return generic(c, args, ts, frame);
-    PyObject *res = nullptr;
-    if (!enter_recursive(ts)) {
-        res = reinterpret_cast<PyCFunction>(c->cfunc)(args[0], args[1]);
-        ts->recursion_remaining++;
-    }
+    PyObject *res = counted_call(c, ts, args[0], args[1]);
     return release(args, 2, specialised(c, frame, res));
 }
 
 PyObject *descr_noargs(const CallCache *c, PyObject **args, PyThreadState *ts, _PyInterpreterFrame *frame)
 {
     if (!self_fits(c, args)) return generic(c, args, ts, frame);
-    PyObject *res = nullptr;
-    if (!enter_recursive(ts)) {
-        res = reinterpret_cast<PyCFunction>(c->cfunc)(args[0], nullptr);
-        ts->recursion_remaining++;
-    }
+    PyObject *res = counted_call(c, ts, args[0], nullptr);
     return release(args, 1, specialised(c, frame, res));
 }
 

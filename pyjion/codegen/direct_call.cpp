@@ -82,7 +82,7 @@ PyObject *make_generator(PyThreadState *ts, PyFunctionObject *func, PyObject *co
 {
     auto *code = reinterpret_cast<PyCodeObject *>(func->func_code);
     // The interpreter enters the creating frame first, with its recursion check.
-    bool too_deep = ts->recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, "");
+    bool too_deep = pyj_enter_recursive_call(ts, "");
     if (!too_deep) ts->recursion_remaining++;
     PyGenObject *gen = too_deep ? nullptr
                                 : PyObject_GC_NewVar(PyGenObject, &PyGen_Type,
@@ -251,31 +251,28 @@ PyObject *try_construct(PyThreadState *ts, PyObject *callable, PyObject *const *
     if (init == nullptr || Py_TYPE(init) != &PyFunction_Type) return nullptr;
     *done = true;
     Py_INCREF(init);   // allocation may run a collection, and the class change
-    PyObject *self = nullptr, *res = nullptr;
-    if (ts->recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, " while calling a Python object")) {
+    // The level _PyObject_MakeTpCall counts; then object.__new__, which
+    // ignores the arguments when __init__ is overridden: it checks for
+    // abstract methods, allocates and sets up the instance dict.
+    bool too_deep = pyj_enter_recursive_call(ts, " while calling a Python object");
+    PyObject *self = too_deep ? nullptr : cls->tp_new(cls, no_args, nullptr);
+    PyObject *res = nullptr;
+    if (self == nullptr) {
         Py_DECREF(init);
         for (Py_ssize_t i = 0; i < nargs; i++) Py_DECREF(args[i]);
     } else {
-        // object.__new__ ignores the arguments when __init__ is overridden: it
-        // checks for abstract methods, allocates and sets up the instance dict.
-        self = cls->tp_new(cls, no_args, nullptr);
         PyObject *call_args[kMaxArgs + 2];   // [slot for vectorcall, self, args...]
-        call_args[1] = Py_XNewRef(self);
+        call_args[1] = Py_NewRef(self);
         for (Py_ssize_t i = 0; i < nargs; i++) call_args[i + 2] = args[i];
-        if (self == nullptr) {
+        bool called;
+        res = try_call(ts, init, call_args + 1, nargs + 1, &called);   // takes init and the arguments
+        if (!called) {
+            res = PyObject_Vectorcall(init, call_args + 1, (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
             Py_DECREF(init);
-            for (Py_ssize_t i = 0; i < nargs; i++) Py_DECREF(args[i]);
-        } else {
-            bool called;
-            res = try_call(ts, init, call_args + 1, nargs + 1, &called);   // takes init and the arguments
-            if (!called) {
-                res = PyObject_Vectorcall(init, call_args + 1, (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
-                Py_DECREF(init);
-                for (Py_ssize_t i = 1; i < nargs + 2; i++) Py_DECREF(call_args[i]);
-            }
+            for (Py_ssize_t i = 1; i < nargs + 2; i++) Py_DECREF(call_args[i]);
         }
-        ts->recursion_remaining++;
     }
+    if (!too_deep) ts->recursion_remaining++;
     Py_DECREF(callable);
     if (res != nullptr && res != Py_None) {
         PyErr_Format(PyExc_TypeError, "__init__() should return None, not '%.200s'", Py_TYPE(res)->tp_name);

@@ -15,6 +15,14 @@ const void *pyj_eval_breaker_address(void);
 // include: the slow path of the recursion-limit check.
 int _Py_CheckRecursiveCall(PyThreadState *tstate, const char *where);
 
+// Counts one level of recursion depth as _Py_EnterRecursiveCallTstate does:
+// non-zero (RecursionError set, the level given back) when over the limit.
+// _Py_LeaveRecursiveCallTstate is `ts->recursion_remaining++`.
+static inline int pyj_enter_recursive_call(PyThreadState *ts, const char *where)
+{
+    return ts->recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, where);
+}
+
 // Looks a special method up on the type (the real function; the public header
 // maps the name to the _Py_Identifier variant).
 #undef _PyObject_LookupSpecial
