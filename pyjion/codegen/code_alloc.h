@@ -50,4 +50,9 @@ private:
 // The process-wide AsmJit runtime (used with the GIL held).
 asmjit::JitRuntime &jit_runtime();
 
+// Lays out the holder's sections, places them in executable memory and
+// resolves every address (JitRuntime::add's work, minus its shrink of the
+// allocation); *entry is the start, *size the bytes in use.
+asmjit::Error place_code(asmjit::CodeHolder &holder, void **entry, size_t *size);
+
 }  // namespace pyjion

@@ -64,20 +64,21 @@ std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOpti
         throw CompileError{PYJION_RESULT_JIT_FAILURE, "AsmJit: " + errors.text};
     }
     void *entry = nullptr;
-    asmjit::Error err = jit_runtime().add(&entry, &holder);
+    size_t size = 0;
+    asmjit::Error err = place_code(holder, &entry, &size);
     if (err != asmjit::kErrorOk) {
         throw CompileError{PYJION_RESULT_JIT_FAILURE,
                            std::string("AsmJit: ") + asmjit::DebugUtils::errorAsString(err)};
     }
-    if (logger) write_listing(code, *options.dump_asm, *logger, entry, holder.codeSize());
+    if (logger) write_listing(code, *options.dump_asm, *logger, entry, size);
     std::vector<NativeMark> marks;
     for (const BoundaryMark &b : compiler.boundaries()) {
         marks.push_back(NativeMark{b.bytecode_offset, opcode_name(b.opcode), b.oparg,
                                    static_cast<uint32_t>(holder.labelOffsetFromBase(b.label))});
     }
     std::vector<NativeCall> calls;
-    for (const CallSite &c : compiler.call_sites()) calls.push_back(NativeCall{c.native_offset, c.name});
-    return std::make_unique<CompiledCode>(entry, holder.codeSize(), std::move(marks), std::move(calls),
+    for (const CallSite &c : compiler.call_sites()) calls.push_back(NativeCall{c.native_offset(), c.name});
+    return std::make_unique<CompiledCode>(entry, size, std::move(marks), std::move(calls),
                                           compiler.take_site_data());
 }
 

@@ -4,7 +4,13 @@ namespace pyjion {
 
 using namespace asmjit;
 
-Emitter::Emitter(CodeHolder &holder, int nlocalsplus) : a_(&holder), nlocalsplus_(nlocalsplus) {}
+Emitter::Emitter(CodeHolder &holder, int nlocalsplus)
+    : a_(&holder), text_section_(holder.textSection()), nlocalsplus_(nlocalsplus)
+{
+    // A failure leaves cold_section_ null; AsmJit's error handler has recorded it.
+    holder.newSection(&cold_section_, ".cold", SIZE_MAX, SectionFlags::kExecutable, 1);
+    if (cold_section_ == nullptr) cold_section_ = text_section_;
+}
 
 void Emitter::incref(const x86::Gp &obj) { a_.inc(x86::qword_ptr(obj)); }
 
@@ -12,12 +18,27 @@ void Emitter::decref_no_dealloc(const x86::Gp &obj) { a_.dec(x86::qword_ptr(obj)
 
 void Emitter::decref(const x86::Gp &obj, int prev_unit)
 {
-    Label alive = a_.newLabel();
+    if (in_cold_) {   // already out of line: no need to jump further away
+        Label alive = a_.newLabel();
+        a_.dec(x86::qword_ptr(obj));
+        a_.jnz(alive);
+        if (obj != x86::rdi) a_.mov(x86::rdi, obj);
+        if (prev_unit >= 0) set_prev_instr(prev_unit);
+        call(reinterpret_cast<const void *>(&_Py_Dealloc), "_Py_Dealloc");
+        a_.bind(alive);
+        return;
+    }
+    // The deallocation is the rare outcome: it goes out of line.
+    Label dealloc = a_.newLabel(), alive = a_.newLabel();
     a_.dec(x86::qword_ptr(obj));
-    a_.jnz(alive);
-    if (obj != x86::rdi) a_.mov(x86::rdi, obj);
-    if (prev_unit >= 0) set_prev_instr(prev_unit);
-    call(reinterpret_cast<const void *>(&_Py_Dealloc), "_Py_Dealloc");
+    a_.jz(dealloc);
+    out_of_line([&] {
+        a_.bind(dealloc);
+        if (obj != x86::rdi) a_.mov(x86::rdi, obj);
+        if (prev_unit >= 0) set_prev_instr(prev_unit);
+        call(reinterpret_cast<const void *>(&_Py_Dealloc), "_Py_Dealloc");
+        a_.jmp(alive);
+    });
     a_.bind(alive);
 }
 
@@ -32,10 +53,9 @@ void Emitter::xdecref(const x86::Gp &obj, int prev_unit)
 
 void Emitter::call(const void *fn, const char *name)
 {
-    a_.mov(x86::rax, imm(reinterpret_cast<uint64_t>(fn)));
     if (a_.logger() != nullptr) a_.setInlineComment(name);   // the listing names the callee
-    a_.call(x86::rax);
-    calls_.push_back(CallSite{static_cast<uint32_t>(a_.offset()), name});
+    a_.call(imm(reinterpret_cast<uint64_t>(fn)));
+    calls_.push_back(CallSite{a_.currentSection(), static_cast<uint32_t>(a_.offset()), name});
 }
 
 void Emitter::set_prev_instr(int unit_index)
@@ -53,13 +73,15 @@ Label Emitter::cold(std::function<void(Emitter &)> body)
 
 void Emitter::emit_cold()
 {
-    // Stubs may add further stubs; index rather than iterate.
-    for (size_t i = 0; i < cold_.size(); i++) {
-        a_.bind(cold_[i].first);
-        auto body = cold_[i].second;
-        body(*this);
-    }
-    cold_.clear();
+    out_of_line([&] {
+        // Stubs may add further stubs; index rather than iterate.
+        for (size_t i = 0; i < cold_.size(); i++) {
+            a_.bind(cold_[i].first);
+            auto body = cold_[i].second;
+            body(*this);
+        }
+        cold_.clear();
+    });
 }
 
 }  // namespace pyjion

@@ -20,8 +20,11 @@ namespace pyjion {
 namespace x86 = asmjit::x86;
 
 struct CallSite {
-    uint32_t native_offset;   // offset of the instruction after the call
+    const asmjit::Section *section;   // where the call was emitted
+    uint32_t offset;                  // of the instruction after the call, in that section
     std::string name;
+    // The offset from the start of the machine code (once the sections are laid out).
+    uint32_t native_offset() const { return static_cast<uint32_t>(section->offset() + offset); }
 };
 
 class Emitter {
@@ -43,7 +46,9 @@ public:
     void xdecref(const x86::Gp &obj, int prev_unit = -1);
     void decref_no_dealloc(const x86::Gp &obj);   // for True/False/None, which never die
 
-    // Calls a C function at an absolute address; `name` annotates the disassembly.
+    // Calls a C function at an absolute address (rel32 when it is within
+    // reach once placed, else through AsmJit's address table); `name`
+    // annotates the disassembly.
     void call(const void *fn, const char *name);
 
     void load_address(const x86::Gp &dst, const void *ptr) { a_.mov(dst, asmjit::imm(reinterpret_cast<uint64_t>(ptr))); }
@@ -52,9 +57,27 @@ public:
     asmjit::Label new_label() { return a_.newLabel(); }
     void bind(const asmjit::Label &l) { a_.bind(l); }
 
-    // Out-of-line code, emitted after the function body by emit_cold().
+    // Out-of-line code goes to a second section placed after the function
+    // body, so the paths that run keep together in the instruction cache.
+    // cold(): emitted later, by emit_cold() (the compiler's model of the
+    // frame will have moved on; the stub must not rely on it).
     asmjit::Label cold(std::function<void(Emitter &)> body);
     void emit_cold();
+    // out_of_line(): emitted now, into the cold section, so the body may use
+    // the compiler's current model; it must end with a jump.
+    template <class Body>
+    void out_of_line(Body &&body)
+    {
+        if (in_cold_) {
+            body();
+            return;
+        }
+        in_cold_ = true;
+        a_.section(cold_section_);
+        body();
+        a_.section(text_section_);
+        in_cold_ = false;
+    }
 
     const std::vector<CallSite> &call_sites() const { return calls_; }
 
@@ -64,6 +87,9 @@ public:
 
 private:
     x86::Assembler a_;
+    asmjit::Section *text_section_;
+    asmjit::Section *cold_section_ = nullptr;
+    bool in_cold_ = false;
     int nlocalsplus_;
     std::vector<std::pair<asmjit::Label, std::function<void(Emitter &)>>> cold_;
     std::vector<CallSite> calls_;
