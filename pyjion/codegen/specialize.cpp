@@ -66,8 +66,24 @@ void box_small_int(Compiler &c, const x86::Gp &value, const Label &not_small, co
     c.em().load_address(x86::rcx, pyj_small_ints());
     a.add(x86::rax, x86::rcx);
     c.em().incref(x86::rax);
-    a.jmp(done);
+    if (done.isValid()) a.jmp(done);
 }
+
+namespace {
+
+// Jumps to `left_fails` unless lhs (rdi) is exactly `type`, then to
+// `right_fails` unless rhs (rsi) is. Clobbers rax.
+void guard_both(Compiler &c, PyTypeObject *type, const Label &left_fails, const Label &right_fails)
+{
+    auto &a = c.as();
+    c.em().load_address(x86::rax, type);
+    a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
+    a.jne(left_fails);
+    a.cmp(x86::qword_ptr(x86::rsi, layout::kObjectType), x86::rax);
+    a.jne(right_fails);
+}
+
+}  // namespace
 
 namespace {
 
@@ -96,13 +112,10 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
 {
     auto &a = c.as();
     auto &em = c.em();
-    Label generic = a.newLabel(), have_result = a.newLabel(), not_int = a.newLabel(), done = a.newLabel();
+    Label generic = a.newLabel(), have_result = a.newLabel(), done = a.newLabel();
     bool ints = int_fast_path(nb), floats = float_fast_path(nb);
+    Label not_int = floats ? a.newLabel() : generic;
     int depth = c.depth();
-    if (ints || floats) {
-        a.mov(x86::rdi, c.top(1));
-        a.mov(x86::rsi, c.top(0));
-    }
     // An operand only the value stack holds (refcount 1) is dead after this:
     // `write(box)` stores the result in it instead of a new object being
     // allocated (and the operand freed); with none, jump to `allocate`.
@@ -126,56 +139,17 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
         em.decref(x86::rdi);
         a.jmp(done);
     };
-    if (ints) {
-        guard_type(c, x86::rdi, &PyLong_Type, not_int);
-        guard_type(c, x86::rsi, &PyLong_Type, generic);
-        load_small_int(c, x86::rdi, x86::r8, generic);
-        load_small_int(c, x86::rsi, x86::r9, generic);
-        switch (nb) {
-        case NB_ADD: case NB_INPLACE_ADD: a.lea(x86::rdi, x86::ptr(x86::r8, x86::r9)); break;
-        case NB_SUBTRACT: case NB_INPLACE_SUBTRACT: a.mov(x86::rdi, x86::r8); a.sub(x86::rdi, x86::r9); break;
-        case NB_MULTIPLY: case NB_INPLACE_MULTIPLY: a.mov(x86::rdi, x86::r8); a.imul(x86::rdi, x86::r9); break;
-        case NB_AND: case NB_INPLACE_AND: a.mov(x86::rdi, x86::r8); a.and_(x86::rdi, x86::r9); break;
-        case NB_OR: case NB_INPLACE_OR: a.mov(x86::rdi, x86::r8); a.or_(x86::rdi, x86::r9); break;
-        case NB_XOR: case NB_INPLACE_XOR: a.mov(x86::rdi, x86::r8); a.xor_(x86::rdi, x86::r9); break;
-        default:   // floor division and modulo: a zero divisor takes the generic path (which raises)
-            a.test(x86::r9, x86::r9);
-            a.jz(generic);
-            floor_divmod(c);
-            if (nb == NB_FLOOR_DIVIDE || nb == NB_INPLACE_FLOOR_DIVIDE) a.mov(x86::rdi, x86::rax);
-            else a.mov(x86::rdi, x86::rdx);
-        }
-        // rdi = the result (operands below 2**30: no overflow possible). A
-        // one-digit result outside the small-int cache (whose objects must
-        // be returned as they are) may go into a dead operand; else a new int.
-        Label allocate_int = a.newLabel(), not_small = a.newLabel();
-        box_small_int(c, x86::rdi, not_small, have_result);   // -5 <= result < 257: the cached object
-        a.bind(not_small);
-        a.mov(x86::rdx, x86::rdi);
-        a.sar(x86::rdx, 63);
-        a.mov(x86::rax, x86::rdi);
-        a.xor_(x86::rax, x86::rdx);
-        a.sub(x86::rax, x86::rdx);          // |result|
-        a.cmp(x86::rax, int64_t(1) << PyLong_SHIFT);
-        a.jae(allocate_int);
-        reuse_dead_operand(
-            [&](const x86::Gp &box) {
-                a.mov(x86::dword_ptr(box, layout::kLongDigit0), x86::eax);   // |result|
-                a.mov(x86::edx, 1);
-                a.mov(x86::r8, -1);
-                a.test(x86::rdi, x86::rdi);
-                a.cmovs(x86::rdx, x86::r8);
-                a.mov(x86::qword_ptr(box, layout::kVarSize), x86::rdx);      // the sign
-            },
-            allocate_int);
-        a.bind(allocate_int);
-        PYJ_CALL(c, PyLong_FromLongLong);
-        a.jmp(have_result);
-    }
-    a.bind(not_int);
-    if (floats) {
-        guard_type(c, x86::rdi, &PyFloat_Type, generic);
-        guard_type(c, x86::rsi, &PyFloat_Type, generic);
+    // Fast results: ints and floats run no Python code, so no tracer can
+    // have been switched on.
+    auto release_and_push = [&]() {
+        a.mov(x86::r14, x86::rax);
+        c.release_inputs(2);
+        c.jump_if_error_zero(x86::r14, depth - 2);
+        c.push(x86::r14);
+    };
+    auto float_path = [&]() {
+        a.bind(not_int);
+        guard_both(c, &PyFloat_Type, generic, generic);
         a.movsd(x86::xmm0, x86::qword_ptr(x86::rdi, layout::kFloatValue));
         a.movsd(x86::xmm1, x86::qword_ptr(x86::rsi, layout::kFloatValue));
         switch (nb) {
@@ -194,44 +168,98 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
         a.bind(allocate);
         PYJ_CALL(c, PyFloat_FromDouble);
         a.jmp(have_result);
-    }
-    auto release_and_push = [&]() {
-        a.mov(x86::r14, x86::rax);
-        c.release_inputs(2);
-        c.jump_if_error_zero(x86::r14, depth - 2);
-        c.push(x86::r14);
     };
-    if (ints || floats) {
-        a.jmp(generic);   // neither fast path applied
-        // Fast results: ints and floats run no Python code, so no tracer can
-        // have been switched on.
-        a.bind(have_result);
+    auto generic_path = [&]() {
+        a.bind(generic);
+        c.set_prev_instr();
+        if (const Instr *store = (nb == NB_ADD || nb == NB_INPLACE_ADD) ? c.concat_store() : nullptr) {
+            // s = s + t / s += t on str: append in place and do the STORE_FAST too.
+            Label plain = a.newLabel();
+            a.lea(x86::rdi, em.local(store->oparg));
+            a.mov(x86::rsi, c.top(1));
+            a.mov(x86::rdx, c.top(0));
+            PYJ_CALL(c, rt::pyj_rt_concat_into_local);
+            a.test(x86::eax, x86::eax);
+            a.jg(plain);
+            a.jnz(c.error_exit(depth - 2));
+            c.drop(2);   // done: both operands consumed, the result stored
+            a.jmp(c.label_for(store->next));
+            c.grow(2);
+            a.bind(plain);
+        }
+        a.mov(x86::rdi, c.top(1));
+        a.mov(x86::rsi, c.top(0));
+        em.call(fn, name);
         release_and_push();
-        c.grow(1);   // the generic path below starts again from both operands
-        a.jmp(done);
-    }
-    a.bind(generic);
-    c.set_prev_instr();
-    if (const Instr *store = (nb == NB_ADD || nb == NB_INPLACE_ADD) ? c.concat_store() : nullptr) {
-        // s = s + t / s += t on str: append in place and do the STORE_FAST too.
-        Label plain = a.newLabel();
-        a.lea(x86::rdi, em.local(store->oparg));
-        a.mov(x86::rsi, c.top(1));
-        a.mov(x86::rdx, c.top(0));
-        PYJ_CALL(c, rt::pyj_rt_concat_into_local);
-        a.test(x86::eax, x86::eax);
-        a.jg(plain);
-        a.jnz(c.error_exit(depth - 2));
-        c.drop(2);   // done: both operands consumed, the result stored
-        a.jmp(c.label_for(store->next));
-        c.grow(2);
-        a.bind(plain);
+        c.emit_tracing_check_at(c.current().next, c.depth());   // __add__ & co. may have turned tracing on
+    };
+
+    if (!ints && !floats) {
+        generic_path();
+        a.bind(done);
+        return;
     }
     a.mov(x86::rdi, c.top(1));
     a.mov(x86::rsi, c.top(0));
-    em.call(fn, name);
+    if (ints) {
+        guard_both(c, &PyLong_Type, not_int, generic);
+        load_small_int(c, x86::rdi, x86::r8, generic);
+        load_small_int(c, x86::rsi, x86::r9, generic);
+        switch (nb) {
+        case NB_ADD: case NB_INPLACE_ADD: a.lea(x86::rdi, x86::ptr(x86::r8, x86::r9)); break;
+        case NB_SUBTRACT: case NB_INPLACE_SUBTRACT: a.mov(x86::rdi, x86::r8); a.sub(x86::rdi, x86::r9); break;
+        case NB_MULTIPLY: case NB_INPLACE_MULTIPLY: a.mov(x86::rdi, x86::r8); a.imul(x86::rdi, x86::r9); break;
+        case NB_AND: case NB_INPLACE_AND: a.mov(x86::rdi, x86::r8); a.and_(x86::rdi, x86::r9); break;
+        case NB_OR: case NB_INPLACE_OR: a.mov(x86::rdi, x86::r8); a.or_(x86::rdi, x86::r9); break;
+        case NB_XOR: case NB_INPLACE_XOR: a.mov(x86::rdi, x86::r8); a.xor_(x86::rdi, x86::r9); break;
+        default:   // floor division and modulo: a zero divisor takes the generic path (which raises)
+            a.test(x86::r9, x86::r9);
+            a.jz(generic);
+            floor_divmod(c);
+            if (nb == NB_FLOOR_DIVIDE || nb == NB_INPLACE_FLOOR_DIVIDE) a.mov(x86::rdi, x86::rax);
+            else a.mov(x86::rdi, x86::rdx);
+        }
+        // rdi = the result (operands below 2**30: no overflow possible).
+        // -5 <= result < 257: the cached object, inline. Otherwise a
+        // one-digit result (small-int cache objects must be returned as they
+        // are) may go into a dead operand; else a new int.
+        Label not_small = a.newLabel();
+        box_small_int(c, x86::rdi, not_small, Label());
+        em.out_of_line([&] {
+            Label allocate_int = a.newLabel();
+            a.bind(not_small);
+            a.mov(x86::rdx, x86::rdi);
+            a.sar(x86::rdx, 63);
+            a.mov(x86::rax, x86::rdi);
+            a.xor_(x86::rax, x86::rdx);
+            a.sub(x86::rax, x86::rdx);          // |result|
+            a.cmp(x86::rax, int64_t(1) << PyLong_SHIFT);
+            a.jae(allocate_int);
+            reuse_dead_operand(
+                [&](const x86::Gp &box) {
+                    a.mov(x86::dword_ptr(box, layout::kLongDigit0), x86::eax);   // |result|
+                    a.mov(x86::edx, 1);
+                    a.mov(x86::r8, -1);
+                    a.test(x86::rdi, x86::rdi);
+                    a.cmovs(x86::rdx, x86::r8);
+                    a.mov(x86::qword_ptr(box, layout::kVarSize), x86::rdx);      // the sign
+                },
+                allocate_int);
+            a.bind(allocate_int);
+            PYJ_CALL(c, PyLong_FromLongLong);
+            a.jmp(have_result);
+        });
+        if (floats) em.out_of_line(float_path);
+    } else {
+        float_path();   // true division: no int path
+    }
+    a.bind(have_result);
     release_and_push();
-    c.emit_tracing_check_at(c.current().next, c.depth());   // __add__ & co. may have turned tracing on
+    c.grow(1);   // the generic path starts again from both operands
+    em.out_of_line([&] {
+        generic_path();
+        a.jmp(done);
+    });
     a.bind(done);
 }
 
@@ -285,23 +313,23 @@ void emit_compare_op(Compiler &c, int op)
     Label done = a.newLabel();
     int depth = c.depth();
 
-    // Fast paths: decide true/false without making a bool.
+    // Fast paths: decide true/false without making a bool. Ints inline,
+    // floats out of line.
     a.mov(x86::rdi, c.top(1));
     a.mov(x86::rsi, c.top(0));
-    guard_type(c, x86::rdi, &PyLong_Type, not_int);
-    guard_type(c, x86::rsi, &PyLong_Type, generic);
+    guard_both(c, &PyLong_Type, not_int, generic);
     load_small_int(c, x86::rdi, x86::r8, generic);
     load_small_int(c, x86::rsi, x86::r9, generic);
     a.cmp(x86::r8, x86::r9);
     jump_if_int_cmp(a, op, is_true);
-    a.jmp(is_false);
-    a.bind(not_int);
-    guard_type(c, x86::rdi, &PyFloat_Type, generic);
-    guard_type(c, x86::rsi, &PyFloat_Type, generic);
-    a.movsd(x86::xmm0, x86::qword_ptr(x86::rdi, layout::kFloatValue));
-    a.movsd(x86::xmm1, x86::qword_ptr(x86::rsi, layout::kFloatValue));
-    jump_if_float_cmp(a, op, is_true);
-    a.jmp(is_false);
+    em.out_of_line([&] {
+        a.bind(not_int);
+        guard_both(c, &PyFloat_Type, generic, generic);
+        a.movsd(x86::xmm0, x86::qword_ptr(x86::rdi, layout::kFloatValue));
+        a.movsd(x86::xmm1, x86::qword_ptr(x86::rsi, layout::kFloatValue));
+        jump_if_float_cmp(a, op, is_true);
+        a.jmp(is_false);
+    });
 
     // Both fast outcomes release the operands (ints and floats run no Python
     // code when they die) and either push a bool or take the fused jump.
@@ -325,43 +353,45 @@ void emit_compare_op(Compiler &c, int op)
         }
         c.grow(2);
     };
+    outcome(is_false, false);   // the int comparison falls through to false
     outcome(is_true, true);
-    outcome(is_false, false);
 
     // Generic: PyObject_RichCompare, then (if fused) the truth test of the result.
-    a.bind(generic);
-    c.set_prev_instr();
-    a.mov(x86::edx, op);
-    PYJ_CALL(c, PyObject_RichCompare);
-    a.mov(x86::r14, x86::rax);
-    c.release_inputs(2);
-    c.jump_if_error_zero(x86::r14, depth - 2);
-    if (!jump) {
-        c.push(x86::r14);
-        c.emit_tracing_check_at(c.current().next, c.depth());   // __lt__ & co. may have turned tracing on
-        a.bind(done);
-        return;
-    }
-    // Fused: the result is consumed by the jump, as POP_JUMP_IF_* would.
-    Label take = a.newLabel(), slow_truth = a.newLabel();
-    em.load_address(x86::rax, Py_True);
-    a.cmp(x86::r14, x86::rax);
-    a.jne(slow_truth);
-    em.decref_no_dealloc(x86::r14);
-    if (jump_when_true) a.jmp(take); else a.jmp(done);
-    a.bind(slow_truth);
-    a.mov(x86::rdi, x86::r14);
-    PYJ_CALL(c, PyObject_IsTrue);
-    a.mov(x86::r15d, x86::eax);
-    em.decref(x86::r14);
-    a.test(x86::r15d, x86::r15d);
-    a.js(c.error_exit(depth - 2));
-    if (jump_when_true) a.jnz(take); else a.jz(take);
-    a.jmp(done);
-    a.bind(take);
-    c.jump_to(jump->target, *jump);
+    em.out_of_line([&] {
+        a.bind(generic);
+        c.set_prev_instr();
+        a.mov(x86::edx, op);
+        PYJ_CALL(c, PyObject_RichCompare);
+        a.mov(x86::r14, x86::rax);
+        c.release_inputs(2);
+        c.jump_if_error_zero(x86::r14, depth - 2);
+        if (!jump) {
+            c.push(x86::r14);
+            c.emit_tracing_check_at(c.current().next, c.depth());   // __lt__ & co. may have turned tracing on
+            a.jmp(done);
+            return;
+        }
+        // Fused: the result is consumed by the jump, as POP_JUMP_IF_* would.
+        Label take = a.newLabel(), slow_truth = a.newLabel();
+        em.load_address(x86::rax, Py_True);
+        a.cmp(x86::r14, x86::rax);
+        a.jne(slow_truth);
+        em.decref_no_dealloc(x86::r14);
+        if (jump_when_true) a.jmp(take); else a.jmp(done);
+        a.bind(slow_truth);
+        a.mov(x86::rdi, x86::r14);
+        PYJ_CALL(c, PyObject_IsTrue);
+        a.mov(x86::r15d, x86::eax);
+        em.decref(x86::r14);
+        a.test(x86::r15d, x86::r15d);
+        a.js(c.error_exit(depth - 2));
+        if (jump_when_true) a.jnz(take); else a.jz(take);
+        a.jmp(done);
+        a.bind(take);
+        c.jump_to(jump->target, *jump);
+    });
     a.bind(done);
-    c.fuse_next();
+    if (jump) c.fuse_next();
 }
 
 }  // namespace pyjion

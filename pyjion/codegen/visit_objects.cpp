@@ -874,8 +874,8 @@ void Compiler::visit_KW_NAMES(const Instr &ins)
 // At a CALL without keyword names, [NULL, callable, args...] or [descriptor,
 // self, args...] from slot `base`: when the callable is the one `site` holds
 // (for the same slot arrangement), the cached call, with its result (or NULL)
-// in rax at `done`; anything else goes to `miss`.
-static void emit_cached_c_call(Compiler &c, int base, CallCache *site, const Label &miss, const Label &done)
+// in rax when the code falls through; anything else goes to `miss`.
+static void emit_cached_c_call(Compiler &c, int base, CallCache *site, const Label &miss)
 {
     auto &a = c.as();
     auto &em = c.em();
@@ -903,7 +903,6 @@ static void emit_cached_c_call(Compiler &c, int base, CallCache *site, const Lab
     a.mov(x86::rdx, Emitter::tstate);
     a.mov(x86::rcx, Emitter::frame);
     a.call(x86::qword_ptr(x86::r11, offsetof(CallCache, call)));
-    a.jmp(done);
 }
 
 void Compiler::visit_CALL(const Instr &ins)
@@ -968,31 +967,39 @@ void Compiler::visit_CALL(const Instr &ins)
             a.je(append);
             a.bind(not_append);
         }
-        Label not_cached = a.newLabel();
-        emit_cached_c_call(*this, base, site, not_cached, called);
-        a.bind(not_cached);
         // The direct-call sequence is long: out of line, so that C calls'
         // code stays compact.
         int nargs = ins.oparg;
         Label direct = em_.cold([this, base, nargs, cache_unit, generic, called](Emitter &) {
             emit_direct_call(*this, base, nargs, cache_unit, generic, called);
         });
-        a.jmp(direct);
+        emit_cached_c_call(*this, base, site, direct);
     }
-    a.bind(generic);
-    emit_load_warm(x86::esi);
-    a.shl(x86::esi, 16);
-    a.or_(x86::esi, ins.oparg);
-    slot_address(*this, x86::rdi, base);
-    // rdx: the keyword names (kept alive by co_consts), or the site's cache
-    em_.load_address(x86::rdx, kwnames != nullptr ? static_cast<const void *>(kwnames) : site);
-    a.mov(x86::rcx, Emitter::frame);
-    a.lea(x86::r8, x86::ptr(Emitter::first_instr, cache_unit * 2));
-    a.mov(x86::r9, Emitter::tstate);
-    if (kwnames != nullptr) {
-        CALL(objrt::call);
+    auto generic_call = [&] {
+        a.bind(generic);
+        emit_load_warm(x86::esi);
+        a.shl(x86::esi, 16);
+        a.or_(x86::esi, ins.oparg);
+        slot_address(*this, x86::rdi, base);
+        // rdx: the keyword names (kept alive by co_consts), or the site's cache
+        em_.load_address(x86::rdx, kwnames != nullptr ? static_cast<const void *>(kwnames) : site);
+        a.mov(x86::rcx, Emitter::frame);
+        a.lea(x86::r8, x86::ptr(Emitter::first_instr, cache_unit * 2));
+        a.mov(x86::r9, Emitter::tstate);
+        if (kwnames != nullptr) {
+            CALL(objrt::call);
+        } else {
+            CALL(objrt::call_at_site);
+        }
+    };
+    if (kwnames == nullptr) {
+        // Warm sites mostly hit the cache; the generic call is out of line.
+        em_.out_of_line([&] {
+            generic_call();
+            a.jmp(called);
+        });
     } else {
-        CALL(objrt::call_at_site);
+        generic_call();
     }
     a.bind(called);
     drop(2);
