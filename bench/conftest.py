@@ -8,7 +8,9 @@ ratios per program:
     profile_vs_jit    = profile / jit      (informational: the profiler's cost on top of the JIT)
 
 each from the median time of the mode's timed rounds, plus their geometric means
-over the programs. Writes:
+over the programs. A ratio against stock takes the stock side from the stock
+rounds paired with that mode's rounds (test_bench.py runs one just before each
+timed round), so both sides saw the same machine load. Writes:
 
     bench/results.json  machine-readable (read by tools/bench_check.py); path from
                         BENCH_JSON, "" to skip
@@ -172,12 +174,29 @@ def _build_report(config):
             per_mode[mode] = {"median_s": medians[mode], "min_s": min(times), "max_s": max(times),
                               "stdev_s": statistics.stdev(times) if len(times) > 1 else 0.0,
                               "rounds": len(times)}
+        # A mode compared with stock uses the stock rounds paired with its own
+        # rounds (run just before each, under the same load) when it has them.
+        def paired_stock(mode):
+            times = modes.get(mode, {}).get("extra", {}).get("paired_stock")
+            return times if times else None
+
         ratios = {}
         ratios_min = {}
         for name, (num, den, _direction) in RATIOS.items():
-            if num in medians and den in medians and medians[den] > 0:
-                ratios[name] = medians[num] / medians[den]
-                ratios_min[name] = per_mode[num]["min_s"] / per_mode[den]["min_s"]
+            if num not in medians or den not in medians:
+                continue
+            num_med, den_med = medians[num], medians[den]
+            num_min, den_min = per_mode[num]["min_s"], per_mode[den]["min_s"]
+            if den == "stock" and paired_stock(num):
+                den_med, den_min = statistics.median(paired_stock(num)), min(paired_stock(num))
+            elif num == "stock" and paired_stock(den):
+                num_med, num_min = statistics.median(paired_stock(den)), min(paired_stock(den))
+            if den_med > 0:
+                ratios[name] = num_med / den_med
+                ratios_min[name] = num_min / den_min
+        for mode in modes:
+            if paired_stock(mode):
+                per_mode[mode]["paired_stock_median_s"] = statistics.median(paired_stock(mode))
         # "ratios" (from medians) is what RESULTS.md shows and bench_check compares;
         # "ratios_min" (from the fastest rounds) is steadier on a busy machine:
         # tools/bench_check.py --stat min compares those instead.
@@ -327,7 +346,8 @@ def _results_md(report, table):
         "- 1-minute load average: %s at start, %s at end (other work on the machine skews ratios)"
         % (report["load_average_1min"]["start"], report["load_average_1min"]["end"]),
         "- Ratios: speed-up = stock/jit (higher is better); overheads = mode/stock (lower is better);"
-        " geomean over programs. See bench/README.md.",
+        " geomean over programs. The stock side of each ratio is the median of the stock rounds"
+        " paired with that mode's rounds (one run just before each), not the stock column. See bench/README.md.",
         "",
         "",
     ]

@@ -9,6 +9,10 @@ Modes (see README.md):
 
 Each (program, mode) case loads a FRESH copy of the program module, so machine
 code compiled in one mode (cached per code object) cannot leak into another.
+Every timed round of a mode other than stock is paired with a stock round of
+another fresh copy, run just before it (untimed by pytest-benchmark, timed by
+the harness): the ratios compare the mode with the stock rounds taken under
+the same machine load, which on a shared machine drifts from case to case.
 Every round's result must equal the result of a stock run (differential check).
 The hook is switched on and off inside the timed target, around the program's
 run() only, so the harness's own code never runs under the hook.
@@ -24,6 +28,7 @@ import importlib.util
 import itertools
 import os
 import sys
+import time
 import types
 
 import pytest
@@ -219,13 +224,25 @@ def test_bench(benchmark, bench_record, program, mode):
 
     target, profiler = make_target(mode, run, results)
 
+    # The stock partner of each round (see the module docstring).
+    partner = load_fresh(program, "partner-" + mode) if mode != "stock" else None
+    partner_times = []
+    partner_results = []
+
+    def stock_partner():
+        start = time.perf_counter()
+        partner_results.append(partner.run())
+        partner_times.append(time.perf_counter() - start)
+
     benchmark.group = program
     n_rounds = rounds()
+    warmup_rounds = 1
     pyjion.disable()
     pyjion.reset_stats()
     gc.collect()
     try:
-        benchmark.pedantic(target, rounds=n_rounds, iterations=1, warmup_rounds=1)
+        benchmark.pedantic(target, setup=stock_partner if partner is not None else None,
+                           rounds=n_rounds, iterations=1, warmup_rounds=warmup_rounds)
         if mode in ("jit", "profile"):
             extra["jit"] = jit_summary(module)
             try:
@@ -240,6 +257,8 @@ def test_bench(benchmark, bench_record, program, mode):
         pyjion.disable()
         pyjion.reset_stats()
         unload(module)
+        if partner is not None:
+            unload(partner)
 
     for i, got in enumerate(results):
         if got != expected:
@@ -248,8 +267,15 @@ def test_bench(benchmark, bench_record, program, mode):
                         % (program, mode, i, _short(got), _short(expected), got, expected),
                         pytrace=False)
 
+    for i, got in enumerate(partner_results):
+        if got != expected:
+            pytest.fail("%s: stock partner run %d (of mode %r) returned %s, the reference run %s"
+                        % (program, i, mode, _short(got), _short(expected)), pytrace=False)
+
     # only a mode that reproduced the stock results gets timings (and so ratios)
     extra["runs"] = len(results)
+    if partner is not None:
+        extra["paired_stock"] = partner_times[warmup_rounds:]
     stats = getattr(benchmark, "stats", None)
     times = list(stats.stats.data) if stats else []
     bench_record(program, mode, times, extra)
