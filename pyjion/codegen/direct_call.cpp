@@ -131,17 +131,30 @@ PyObject *make_generator(PyThreadState *ts, PyFunctionObject *func, PyObject *co
 
 }  // namespace
 
+namespace {
+const Py_ssize_t eval_frame_offset = pyj_interp_eval_frame_offset();
+
 // The callee's record when its machine code may be entered without the hook:
 // it is compiled, the hook is the interpreter's frame evaluator, and neither a
 // tracer nor the profiler needs to see the call; the C stack guard is the
-// hook's own.
-PyjRecord *compiled_record(PyThreadState *ts, PyCodeObject *code)
+// hook's own. Inline in the direct paths (a call or a generator resume each
+// ask once), the record's own fields first.
+__attribute__((always_inline)) inline PyjRecord *entry_record(PyThreadState *ts, PyCodeObject *code)
 {
-    if (!hook_is_evaluator(ts) || hook_state.profiling || hook_state.record_index < 0) return nullptr;
-    auto *rec = static_cast<PyjRecord *>(pyj_code_extra(code, hook_state.record_index));
-    if (rec == nullptr || rec->state != PYJ_COMPILED || ts->cframe->use_tracing) return nullptr;
+    auto *extra = static_cast<PyjCodeExtraLayout *>(code->co_extra);
+    Py_ssize_t index = hook_state.record_index;
+    if (extra == nullptr || index < 0 || index >= extra->ce_size) return nullptr;
+    auto *rec = static_cast<PyjRecord *>(extra->ce_extras[index]);
+    if (rec == nullptr || rec->state != PYJ_COMPILED || hook_state.profiling || ts->cframe->use_tracing) {
+        return nullptr;
+    }
+    void *evaluator = *reinterpret_cast<void **>(reinterpret_cast<char *>(ts->interp) + eval_frame_offset);
+    if (evaluator != hook_state.evaluator || evaluator == nullptr) return nullptr;
     return pyj_cstack_low() ? nullptr : rec;   // near the end: the hook raises RecursionError
 }
+}  // namespace
+
+PyjRecord *compiled_record(PyThreadState *ts, PyCodeObject *code) { return entry_record(ts, code); }
 
 // Releases what the frame owns (3.11's _PyFrame_Clear), with one more level
 // of recursion budget spent meanwhile, as _PyEvalFrameClearAndPop does.
@@ -164,10 +177,6 @@ void clear_frame(PyThreadState *ts, _PyInterpreterFrame *frame)
     Py_DECREF(frame->f_func);
     Py_DECREF(frame->f_code);
     ts->recursion_remaining++;
-}
-
-namespace {
-const Py_ssize_t eval_frame_offset = pyj_interp_eval_frame_offset();
 }
 
 bool hook_is_evaluator(PyThreadState *ts)
@@ -198,7 +207,7 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     if ((code->co_flags & kMakesGenerator) == CO_GENERATOR) {
         // A plain generator function already compiled: the generator is made
         // here, without a frame to push and the interpreter's RETURN_GENERATOR.
-        PyjRecord *rec = compiled_record(ts, code);
+        PyjRecord *rec = entry_record(ts, code);
         const _Py_CODEUNIT *start = rec != nullptr ? generator_start(code) : nullptr;
         if (start != nullptr) {
             *done = true;
@@ -222,7 +231,7 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     // A generator or coroutine function's frame is pushed too, but the hook
     // runs it: the interpreter's RETURN_GENERATOR moves its contents into the
     // new object and leaves this frame empty to release.
-    PyjRecord *rec = (code->co_flags & kMakesGenerator) ? nullptr : compiled_record(ts, code);
+    PyjRecord *rec = (code->co_flags & kMakesGenerator) ? nullptr : entry_record(ts, code);
     if (rec != nullptr) {
         rec->calls++;
         result = rec->entry(ts, frame, 0);
@@ -298,7 +307,7 @@ PyObject *gen_next(PyObject *obj, PyThreadState *ts)
     // Only a generator that can be resumed (not running, not finished) whose
     // code may be entered directly; anything else, errors included, is
     // gen_iternext's.
-    PyjRecord *rec = gen->gi_frame_state < FRAME_EXECUTING ? compiled_record(ts, frame->f_code) : nullptr;
+    PyjRecord *rec = gen->gi_frame_state < FRAME_EXECUTING ? entry_record(ts, frame->f_code) : nullptr;
     if (rec == nullptr) return Py_TYPE(obj)->tp_iternext(obj);
 
     // The sent value (None) goes on the frame's value stack; the generator's
