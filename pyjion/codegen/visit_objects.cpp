@@ -1257,11 +1257,13 @@ void Compiler::visit_BINARY_SUBSCR(const Instr &ins)
     em_.decref(x86::r15);
     drop(2);
     push(x86::r14);
-    a.jmp(done);
 
-    a.bind(slow);
-    depth_ = depth;
-    binary_call(reinterpret_cast<const void *>(&objrt::get_item), "objrt::get_item");
+    em_.out_of_line([&] {   // dicts, slices, other containers
+        a.bind(slow);
+        depth_ = depth;
+        binary_call(reinterpret_cast<const void *>(&objrt::get_item), "objrt::get_item");
+        a.jmp(done);
+    });
     a.bind(done);
 }
 
@@ -1294,14 +1296,16 @@ void Compiler::visit_STORE_SUBSCR(const Instr &ins)
     em_.decref(x86::r15);
     a.mov(x86::rdi, top(1));
     em_.decref(x86::rdi);
-    a.jmp(done);
 
-    a.bind(slow);
-    a.mov(x86::rdi, top(1));
-    a.mov(x86::rsi, top(0));
-    a.mov(x86::rdx, top(2));
-    CALL(objrt::store_subscr);
-    check_status(*this, 3);
+    em_.out_of_line([&] {   // dicts and every other container
+        a.bind(slow);
+        a.mov(x86::rdi, top(1));
+        a.mov(x86::rsi, top(0));
+        a.mov(x86::rdx, top(2));
+        CALL(objrt::store_subscr);
+        check_status(*this, 3);
+        a.jmp(done);
+    });
     a.bind(done);
 }
 
@@ -1390,28 +1394,31 @@ void Compiler::visit_FOR_ITER(const Instr &ins)
     a.mov(x86::qword_ptr(x86::rdi, offsetof(RangeIterLayout, index)), x86::rcx);
     a.mov(x86::rdi, x86::rax);
     Label not_small = a.newLabel();
-    box_small_int(*this, x86::rdi, not_small, got);
-    a.bind(not_small);
-    CALL(PyLong_FromLong);
-    a.test(x86::rax, x86::rax);
-    a.jz(error_exit(depth));   // out of memory: the iterator stays for the unwinder
-    a.jmp(got);
-    // A generator: resumed without the hook when its code is compiled.
-    a.bind(not_range);
-    em_.load_address(x86::rcx, &PyGen_Type);
-    a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rcx);
-    a.jne(generic);
-    a.mov(x86::rsi, Emitter::tstate);
-    CALL(direct::gen_next);
-    a.test(x86::rax, x86::rax);
-    a.jz(ended);
-    a.jmp(got);
-    a.bind(generic);
-    a.mov(x86::rdi, top(0));
-    a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)));
-    a.call(x86::qword_ptr(x86::rax, offsetof(PyTypeObject, tp_iternext)));
-    a.test(x86::rax, x86::rax);
-    a.jz(ended);
+    box_small_int(*this, x86::rdi, not_small, Label());   // falls through to `got`
+    em_.out_of_line([&] {
+        a.bind(not_small);
+        CALL(PyLong_FromLong);
+        a.test(x86::rax, x86::rax);
+        a.jz(error_exit(depth));   // out of memory: the iterator stays for the unwinder
+        a.jmp(got);
+        // A generator: resumed without the hook when its code is compiled.
+        a.bind(not_range);
+        em_.load_address(x86::rcx, &PyGen_Type);
+        a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rcx);
+        a.jne(generic);
+        a.mov(x86::rsi, Emitter::tstate);
+        CALL(direct::gen_next);
+        a.test(x86::rax, x86::rax);
+        a.jz(ended);
+        a.jmp(got);
+        a.bind(generic);
+        a.mov(x86::rdi, top(0));
+        a.mov(x86::rax, x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)));
+        a.call(x86::qword_ptr(x86::rax, offsetof(PyTypeObject, tp_iternext)));
+        a.test(x86::rax, x86::rax);
+        a.jz(ended);
+        a.jmp(got);
+    });
     a.bind(got);
     push(x86::rax);
 }
