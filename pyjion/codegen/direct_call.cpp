@@ -298,21 +298,20 @@ void finish_frame(PyThreadState *ts, _PyInterpreterFrame *frame)
     ts->datastack_top = reinterpret_cast<PyObject **>(frame);
 }
 
-// FOR_ITER's resume of a compiled generator: the work 3.11's gen_iternext
-// and gen_send_ex2 (Objects/genobject.c) do around _PyEval_EvalFrame.
-PyObject *gen_next(PyObject *obj, PyThreadState *ts)
-{
-    auto *gen = reinterpret_cast<PyGenObject *>(obj);
-    auto *frame = reinterpret_cast<_PyInterpreterFrame *>(gen->gi_iframe);
-    // Only a generator that can be resumed (not running, not finished) whose
-    // code may be entered directly; anything else, errors included, is
-    // gen_iternext's.
-    PyjRecord *rec = gen->gi_frame_state < FRAME_EXECUTING ? entry_record(ts, frame->f_code) : nullptr;
-    if (rec == nullptr) return Py_TYPE(obj)->tp_iternext(obj);
+namespace {
 
-    // The sent value (None) goes on the frame's value stack; the generator's
-    // exception state is linked in while it runs.
-    frame->localsplus[frame->stacktop++] = Py_NewRef(Py_None);
+// gen_send_ex2's resume (Objects/genobject.c, 3.11) of a generator or
+// coroutine whose frame can run (created or suspended) and whose code is
+// compiled (rec): `value` (borrowed) goes on the frame's value stack and the
+// machine code is entered without the hook. PYGEN_NEXT with the yielded
+// value, PYGEN_RETURN with the returned one (the frame then released), or
+// PYGEN_ERROR with the exception set.
+PySendResult resume_compiled(PyGenObject *gen, PyjRecord *rec, PyObject *value, PyThreadState *ts,
+                             PyObject **presult)
+{
+    auto *frame = reinterpret_cast<_PyInterpreterFrame *>(gen->gi_iframe);
+    // The generator's exception state is linked in while it runs.
+    frame->localsplus[frame->stacktop++] = Py_NewRef(value);
     frame->previous = ts->cframe->current_frame;
     gen->gi_exc_state.previous_item = ts->exc_info;
     ts->exc_info = &gen->gi_exc_state;
@@ -324,20 +323,58 @@ PyObject *gen_next(PyObject *obj, PyThreadState *ts)
     gen->gi_exc_state.previous_item = nullptr;
     frame->previous = nullptr;
 
-    if (result != nullptr) {
-        if (gen->gi_frame_state == FRAME_SUSPENDED) return result;
-        // Returned: the loop ends; a value other than None travels in StopIteration.
-        if (result != Py_None) _PyGen_SetStopIterationValue(result);
-        Py_CLEAR(result);
-    } else if (PyErr_ExceptionMatches(PyExc_StopIteration)) {
-        _PyErr_FormatFromCause(PyExc_RuntimeError, "%s", "generator raised StopIteration");
+    *presult = result;
+    if (result != nullptr && gen->gi_frame_state == FRAME_SUSPENDED) return PYGEN_NEXT;
+    if (result == nullptr && PyErr_ExceptionMatches(PyExc_StopIteration)) {
+        const char *msg = PyCoro_CheckExact(gen) ? "coroutine raised StopIteration" : "generator raised StopIteration";
+        _PyErr_FormatFromCause(PyExc_RuntimeError, "%s", msg);
     }
     // Finished: the frame can never run again; break the cycle a stored
     // exception's traceback may make, then release the frame.
     Py_CLEAR(gen->gi_exc_state.exc_value);
     gen->gi_frame_state = FRAME_CLEARED;
     clear_frame(ts, frame);
-    return nullptr;
+    return result != nullptr ? PYGEN_RETURN : PYGEN_ERROR;
+}
+
+}  // namespace
+
+// FOR_ITER's resume of a compiled generator: gen_iternext's work around
+// gen_send_ex2.
+PyObject *gen_next(PyObject *obj, PyThreadState *ts)
+{
+    auto *gen = reinterpret_cast<PyGenObject *>(obj);
+    auto *frame = reinterpret_cast<_PyInterpreterFrame *>(gen->gi_iframe);
+    // Only a generator that can be resumed (not running, not finished) whose
+    // code may be entered directly; anything else, errors included, is
+    // gen_iternext's.
+    PyjRecord *rec = gen->gi_frame_state < FRAME_EXECUTING ? entry_record(ts, frame->f_code) : nullptr;
+    if (rec == nullptr) return Py_TYPE(obj)->tp_iternext(obj);
+    PyObject *result;
+    PySendResult status = resume_compiled(gen, rec, Py_None, ts, &result);
+    if (status == PYGEN_RETURN) {
+        // Returned: the loop ends; a value other than None travels in StopIteration.
+        if (result != Py_None) _PyGen_SetStopIterationValue(result);
+        Py_CLEAR(result);
+    }
+    return result;
+}
+
+PySendResult gen_send(PyObject *receiver, PyObject *value, PyObject **presult)
+{
+    PyTypeObject *type = Py_TYPE(receiver);
+    if (type == &PyGen_Type || type == &PyCoro_Type) {
+        auto *gen = reinterpret_cast<PyGenObject *>(receiver);
+        auto *frame = reinterpret_cast<_PyInterpreterFrame *>(gen->gi_iframe);
+        // A frame that can run, and not the just-started generator that a
+        // value other than None is sent to (gen_send_ex2 raises for that).
+        bool resumable = gen->gi_frame_state == FRAME_SUSPENDED ||
+                         (gen->gi_frame_state == FRAME_CREATED && value == Py_None);
+        PyThreadState *ts = _PyThreadState_UncheckedGet();
+        PyjRecord *rec = resumable ? entry_record(ts, frame->f_code) : nullptr;
+        if (rec != nullptr) return resume_compiled(gen, rec, value, ts, presult);
+    }
+    return PyIter_Send(receiver, value, presult);
 }
 
 int32_t cstack_floor_tls_offset()

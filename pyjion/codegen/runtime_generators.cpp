@@ -1,6 +1,7 @@
 // Runtime helpers for generators (see runtime.def).
 #include "runtime.h"
 
+#include "direct_call.h"
 #include "interp_state.h"
 #include "opcodes.h"
 
@@ -20,7 +21,7 @@ int pyj_rt_send(PyObject **sp)
     PyObject *value = sp[-1];
     PyObject *receiver = sp[-2];
     PyObject *result = nullptr;
-    PySendResult status = PyIter_Send(receiver, value, &result);
+    PySendResult status = direct::gen_send(receiver, value, &result);
     Py_DECREF(value);
     if (status == PYGEN_ERROR) return -1;
     if (status == PYGEN_RETURN) {
