@@ -306,8 +306,9 @@ namespace {
 // machine code is entered without the hook. PYGEN_NEXT with the yielded
 // value, PYGEN_RETURN with the returned one (the frame then released), or
 // PYGEN_ERROR with the exception set.
-PySendResult resume_compiled(PyGenObject *gen, PyjRecord *rec, PyObject *value, PyThreadState *ts,
-                             PyObject **presult)
+__attribute__((always_inline)) inline PySendResult resume_compiled(PyGenObject *gen, PyjRecord *rec,
+                                                                   PyObject *value, PyThreadState *ts,
+                                                                   PyObject **presult)
 {
     auto *frame = reinterpret_cast<_PyInterpreterFrame *>(gen->gi_iframe);
     // The generator's exception state is linked in while it runs.
@@ -360,7 +361,7 @@ PyObject *gen_next(PyObject *obj, PyThreadState *ts)
     return result;
 }
 
-PySendResult gen_send(PyObject *receiver, PyObject *value, PyObject **presult)
+PySendResult gen_send(PyThreadState *ts, PyObject *receiver, PyObject *value, PyObject **presult)
 {
     PyTypeObject *type = Py_TYPE(receiver);
     if (type == &PyGen_Type || type == &PyCoro_Type) {
@@ -370,7 +371,6 @@ PySendResult gen_send(PyObject *receiver, PyObject *value, PyObject **presult)
         // value other than None is sent to (gen_send_ex2 raises for that).
         bool resumable = gen->gi_frame_state == FRAME_SUSPENDED ||
                          (gen->gi_frame_state == FRAME_CREATED && value == Py_None);
-        PyThreadState *ts = _PyThreadState_UncheckedGet();
         PyjRecord *rec = resumable ? entry_record(ts, frame->f_code) : nullptr;
         if (rec != nullptr) return resume_compiled(gen, rec, value, ts, presult);
     }

@@ -47,7 +47,7 @@ PyObject *gen_next(PyObject *gen, PyThreadState *ts);
 // SEND (yield from, await): PyIter_Send's result, status and *presult. An
 // exact generator or coroutine whose code is compiled is resumed here, as
 // gen_next does; any other receiver goes through PyIter_Send.
-PySendResult gen_send(PyObject *receiver, PyObject *value, PyObject **presult);
+PySendResult gen_send(PyThreadState *ts, PyObject *receiver, PyObject *value, PyObject **presult);
 
 // Calls `func` (exactly a PyFunctionObject) with the `nargs` positional
 // arguments at args[0..nargs), when the call can be made directly: plain

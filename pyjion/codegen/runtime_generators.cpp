@@ -16,12 +16,12 @@ void pyj_rt_bad_resume(_PyInterpreterFrame *frame)
 
 // SEND: [receiver, value] -> [receiver, yielded] (0), or [returned] (1, jump),
 // or -1 on error with the value released.
-int pyj_rt_send(PyObject **sp)
+int pyj_rt_send(PyObject **sp, PyThreadState *ts)
 {
     PyObject *value = sp[-1];
     PyObject *receiver = sp[-2];
     PyObject *result = nullptr;
-    PySendResult status = direct::gen_send(receiver, value, &result);
+    PySendResult status = direct::gen_send(ts, receiver, value, &result);
     Py_DECREF(value);
     if (status == PYGEN_ERROR) return -1;
     if (status == PYGEN_RETURN) {

@@ -37,6 +37,7 @@ void Compiler::visit_SEND(const Instr &ins)
     Label next = a.newLabel();
     set_prev_instr();
     stack_pointer_to(x86::rdi);
+    a.mov(x86::rsi, Emitter::tstate);
     PYJ_CALL(*this, rt::pyj_rt_send);
     a.test(x86::eax, x86::eax);
     a.js(error_exit(depth() - 1));
