@@ -112,9 +112,10 @@ static inline PyObject *call_impl(PyObject **base, int oparg_warm, PyObject *kwn
     if (py_function) frame->prev_instr = py_call_instr;
     PyObject **args = base + 2 - is_meth;
     Py_ssize_t total = oparg + is_meth;
-    if (py_function && kwnames == nullptr) {
+    Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (py_function) {
         bool done;
-        PyObject *res = direct::try_call(ts, callable, args, total, &done);   // takes callable and args
+        PyObject *res = direct::try_call(ts, callable, args, total - nkw, kwnames, &done);   // takes callable and args
         if (done) return res;
     }
     if (kwnames == nullptr && Py_TYPE(callable) == &PyType_Type) {
@@ -125,7 +126,6 @@ static inline PyObject *call_impl(PyObject **base, int oparg_warm, PyObject *kwn
     if (!py_function && warm && site != nullptr && callcache::fill(site, callable, is_meth, total)) {
         return callcache::call(site, args, ts, frame);
     }
-    Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
     // args[-1] is a stack slot we own (the NULL or the callable itself), so the
     // callee may borrow it (PY_VECTORCALL_ARGUMENTS_OFFSET).
     PyObject *res;
