@@ -4,6 +4,8 @@
 
 #include "internal/pycore_dict.h"   // the keys kind: str keys only
 
+#include <vector>
+
 namespace pyjion::direct {
 
 namespace {
@@ -147,6 +149,41 @@ bool complete_binding(PyObject **locals, PyFunctionObject *func, PyObject *const
         }
     }
     return true;
+}
+
+void release_unbound_call(PyObject *callable, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    auto *code = reinterpret_cast<PyCodeObject *>(reinterpret_cast<PyFunctionObject *>(callable)->func_code);
+    Py_ssize_t argcount = code->co_argcount;
+    Py_ssize_t n = nargs < argcount ? nargs : argcount;
+    bool varargs = code->co_flags & CO_VARARGS, varkw = code->co_flags & CO_VARKEYWORDS;
+    // Where initialize_locals would have put each reference before it failed.
+    std::vector<PyObject *> dropped;   // released while binding, in order
+    std::vector<PyObject *> params(argcount + code->co_kwonlyargcount, nullptr);
+    std::vector<PyObject *> kwargs;    // the **kwargs dict's values
+    for (Py_ssize_t i = 0; i < n; i++) params[i] = args[i];
+    if (!varargs) dropped.insert(dropped.end(), args + n, args + nargs);
+    Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, i);
+        Py_ssize_t j = PyUnicode_CheckExact(name) ? keyword_slot(code, name) : -2;
+        if (j == -1 && varkw) {
+            kwargs.push_back(args[nargs + i]);
+        } else if (j < 0 || params[j] != nullptr) {
+            // the failing keyword: it and all after it are dropped
+            dropped.insert(dropped.end(), args + nargs + i, args + nargs + nkw);
+            break;
+        } else {
+            params[j] = args[nargs + i];
+        }
+    }
+    for (PyObject *obj : dropped) Py_DECREF(obj);
+    for (PyObject *obj : params) Py_XDECREF(obj);
+    if (varargs) {
+        for (Py_ssize_t i = nargs - 1; i >= n; i--) Py_DECREF(args[i]);   // tupledealloc's order
+    }
+    for (PyObject *obj : kwargs) Py_DECREF(obj);
+    Py_DECREF(callable);
 }
 
 }  // namespace pyjion::direct

@@ -35,4 +35,12 @@ Py_ssize_t place_arguments(PyObject **locals, PyFunctionObject *func, PyObject *
 bool complete_binding(PyObject **locals, PyFunctionObject *func, PyObject *const *args, Py_ssize_t nargs,
                       PyObject *kwnames, Py_ssize_t to_kwargs);
 
+// After a call place_arguments refused has raised its TypeError (in the
+// generic path, which left the references with the caller): releases `func`
+// and the arguments in the order the interpreter's failed CALL does (3.11's
+// initialize_locals drops some while binding, then the frame's clear releases
+// the parameters in slot order, *args's items last to first, **kwargs's
+// values, and the function), which __del__ methods observe.
+void release_unbound_call(PyObject *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames);
+
 }  // namespace pyjion::direct

@@ -159,11 +159,11 @@ bool hook_is_evaluator(PyThreadState *ts)
 }
 
 PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args, Py_ssize_t nargs,
-                   PyObject *kwnames, bool *done)
+                   PyObject *kwnames, CallPath *path)
 {
     auto *func = reinterpret_cast<PyFunctionObject *>(callable);
     auto *code = reinterpret_cast<PyCodeObject *>(func->func_code);
-    *done = false;
+    *path = CallPath::kGeneric;
     // A function whose vectorcall was replaced, or code with locals (class
     // bodies), takes the generic path, as in the interpreter.
     if (func->vectorcall != _PyFunction_Vectorcall || !(code->co_flags & CO_OPTIMIZED)) return nullptr;
@@ -179,11 +179,14 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     // Arguments that would not bind are the generic path's TypeError; nothing
     // has changed yet (the frame is not pushed).
     Py_ssize_t to_kwargs = place_arguments(locals, func, args, nargs, kwnames);
-    if (to_kwargs < 0) return nullptr;
+    if (to_kwargs < 0) {
+        *path = CallPath::kUnbound;
+        return nullptr;
+    }
 
     // Committed: the frame takes `func` and the arguments, as the
     // interpreter's CALL does (_PyEvalFramePushAndInit).
-    *done = true;
+    *path = CallPath::kCalled;
     ts->datastack_top = base + slots;
     _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);
     if (!complete_binding(locals, func, args, nargs, kwnames, to_kwargs)) {
@@ -248,9 +251,9 @@ PyObject *try_construct(PyThreadState *ts, PyObject *callable, PyObject *const *
         PyObject *call_args[kMaxArgs + 2];   // [slot for vectorcall, self, args...]
         call_args[1] = Py_NewRef(self);
         for (Py_ssize_t i = 0; i < nargs; i++) call_args[i + 2] = Py_NewRef(args[i]);
-        bool called;
-        res = try_call(ts, init, call_args + 1, nargs + 1, nullptr, &called);   // takes init and call_args
-        if (!called) {
+        CallPath path;
+        res = try_call(ts, init, call_args + 1, nargs + 1, nullptr, &path);   // takes init and call_args
+        if (path != CallPath::kCalled) {
             res = PyObject_Vectorcall(init, call_args + 1, (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
             Py_DECREF(init);
             for (Py_ssize_t i = 1; i < nargs + 2; i++) Py_DECREF(call_args[i]);

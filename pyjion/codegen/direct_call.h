@@ -43,6 +43,12 @@ void clear_frame(PyThreadState *ts, _PyInterpreterFrame *frame);
 // around _PyEval_EvalFrame; any other goes through tp_iternext.
 PyObject *gen_next(PyObject *gen, PyThreadState *ts);
 
+// What try_call did: called directly, or left the call to the caller's
+// generic path because it cannot be made directly, or because its arguments
+// do not bind (the generic call raises CPython's TypeError; then
+// release_unbound_call in arg_binding.h releases the references).
+enum class CallPath { kCalled, kGeneric, kUnbound };
+
 // Calls `func` (exactly a PyFunctionObject) with the `nargs` positional
 // arguments at args[0..nargs) and, if `kwnames` is not NULL, one keyword
 // argument per name after them, when the call can be made directly: a plain
@@ -50,13 +56,12 @@ PyObject *gen_next(PyObject *gen, PyThreadState *ts);
 // (arg_binding.h: *args, **kwargs, keyword-only parameters and defaults as
 // 3.11 binds them), room left in the data-stack chunk (a generator or
 // coroutine function's frame is pushed too, and the generator made from it).
-// On a direct call, STEALS the reference to `func` and to every argument (the
-// callee's frame takes them, as the interpreter's CALL does) and returns the
-// result (NULL with an exception set on error) with *done = true. Otherwise
-// touches nothing and sets *done = false: the caller makes the generic call,
-// which raises CPython's own error for arguments that do not bind.
+// On a direct call (*path = kCalled), STEALS the reference to `func` and to
+// every argument (the callee's frame takes them, as the interpreter's CALL
+// does) and returns the result (NULL with an exception set on error).
+// Otherwise touches nothing and returns NULL with *path saying why.
 PyObject *try_call(PyThreadState *ts, PyObject *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
-                   bool *done);
+                   CallPath *path);
 
 // Calls the class `cls` (its metaclass exactly `type`) with the `nargs`
 // positional arguments at args[0..nargs) when that call only allocates the
