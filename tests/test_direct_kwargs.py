@@ -10,7 +10,10 @@ import sys
 import pytest
 
 import pyjion
-from jitcheck import REPO, assert_compiled, differential, fresh_namespace, jit_on
+from jitcheck import REPO, assert_compiled, differential, fresh_namespace, jit_on, run_python
+
+sys.path.insert(0, os.path.join(REPO, "tools"))
+import refleak  # noqa: E402
 
 # D(n) records when it dies; every callee drops its parameters, then logs.
 CALLEES = """
@@ -297,8 +300,6 @@ def f(n):
 
 
 def test_keyword_calls_do_not_leak():
-    sys.path.insert(0, os.path.join(REPO, "tools"))
-    import refleak
     src = run(CALLS["everything"] + CALLS["methods"] + CALLS["**kwargs"] + ERRORS["multiple values"])
     src = src.replace("    for i in range(n):", "    for i in range(n):\n      try:").replace(
         '        LOG.append("-")', '      except TypeError:\n        LOG.append("-")')
@@ -341,3 +342,47 @@ def f(n):
         LOG.append("-")
     return list(LOG)
 """, [(1,), (12,)], name="f", expect="return")
+
+
+def test_memory_errors_while_binding_release_everything():
+    """*args's tuple, **kwargs's dict and its growth, and the generator made
+    from the bound frame each fail in turn (_testcapi.set_nomemory): a
+    MemoryError, with every argument reference released."""
+    out = run_python("""
+import sys, _testcapi, pyjion
+class D:
+    pass
+def callee(a, *rest, k=0, **kw):
+    return len(rest) + len(kw)
+def gen(a, *rest, k=0, **kw):
+    yield len(rest) + len(kw)
+def caller(a, b, c):
+    return callee(a, %(args)s, k=b, %(kws)s)
+def gen_caller(a, b, c):
+    return gen(a, %(args)s, k=b, %(kws)s)
+a, b, c = D(), D(), D()
+pyjion.enable(threshold=0)
+for i in range(20):                      # warm: compiled, called directly
+    caller(a, b, c)
+    list(gen_caller(a, b, c))
+base = [sys.getrefcount(x) for x in (a, b, c)]
+for fn in (caller, gen_caller):
+    outcomes = set()
+    for start in range(80):
+        _testcapi.set_nomemory(start, start + 1)
+        try:
+            r = fn(a, b, c)
+            r = None
+            outcomes.add("ok")
+        except MemoryError:
+            outcomes.add("MemoryError")
+        finally:
+            _testcapi.remove_mem_hooks()
+        assert [sys.getrefcount(x) for x in (a, b, c)] == base, (fn.__name__, start)
+    print(fn.__name__, sorted(outcomes))
+pyjion.disable()
+print(pyjion.info(callee).compiled, pyjion.info(gen).compiled)
+""" % {"args": ", ".join(["b", "c"] * 12), "kws": ", ".join("z%d=c" % i for i in range(12))})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines == ["caller ['MemoryError', 'ok']", "gen_caller ['MemoryError', 'ok']", "True True"], out.stdout
