@@ -754,27 +754,17 @@ class ProgramGenerator:
         if obj is None or not self.spend(m.cost + 1):
             return None
         self.feat("method calls")
-        # Known difference, left out here so that the fuzzer can find others: a
-        # call with keyword arguments (or of a function taking *args or
-        # keyword-only arguments) goes through vectorcall in pyjion, so the
-        # caller keeps its arguments until the call returns; stock 3.11 moves
-        # them into the callee's frame, where they may die first. A temporary
-        # whose class has __del__ passed as self would show it.
-        keywords = not any("__del__" in self.dunders(k) for k in self.family(c))
-        return "%s.%s(%s)" % (obj, name, self.call_args(m, d, keywords))
+        return "%s.%s(%s)" % (obj, name, self.call_args(m, d))
 
     # -- calls ----------------------------------------------------------------------------
-    def call_args(self, fn, d, keywords=True):
+    def call_args(self, fn, d):
         """Source of the arguments of a call of fn: mostly right, sometimes passed
         by keyword, by * or ** unpacking, with the optional ones left out, and now
-        and then with a wrong count. keywords=False: positional arguments only
-        (trailing defaults may still be left out)."""
+        and then with a wrong count."""
         pos, kws = [], []
         kw_mode = False
         exact = all(p.kind == "pos" for p in fn.params)
         style = self.rng.random()
-        if not keywords:
-            style = max(style, 0.08)          # f(*seq) is fine, f(**map) is not
         if exact and fn.params and style < 0.08:
             self.feat("call f(*seq)")
             values = ", ".join(self.expr(p.type, d) for p in fn.params)
@@ -786,12 +776,7 @@ class ProgramGenerator:
             # now and then an argument of another type (TypeError somewhere),
             # never a sequence: an int parameter repeats what it multiplies
             ty = p.type if self.chance(0.97) else self.pick([FLOAT, BOOL, DICT, INT])
-            if not keywords and p.kind in ("pos", "default"):
-                if kw_mode or (p.kind == "default" and self.chance(0.4)):
-                    kw_mode = True        # left out, and so are the defaults after it
-                else:
-                    pos.append(self.expr(ty, d))
-            elif p.kind == "pos":
+            if p.kind == "pos":
                 if kw_mode or self.chance(0.1):
                     kw_mode = True
                     self.feat("call keyword args")
@@ -2241,7 +2226,6 @@ class ProgramGenerator:
             if g.name not in tokens:
                 lines.append(("probe", "list(%s(%s))" % (g.name, self.call_args(g, 1))))
         for c in self.classes:
-            keywords = not any("__del__" in self.dunders(k) for k in self.family(c))   # see method_call
             members = sorted(set(c.methods) | set(c.props))
             alts = sorted(m for m, alt in c.alts.items() if alt not in tokens)
             if c.name in tokens and all(m in tokens for m in members) and not alts:
@@ -2252,11 +2236,11 @@ class ProgramGenerator:
                 if m in c.props:
                     lines.append(("probe", "%s.%s" % (obj, m)))
                 else:
-                    lines.append(("probe", "%s.%s(%s)" % (obj, m, self.call_args(c.methods[m], 1, keywords))))
+                    lines.append(("probe", "%s.%s(%s)" % (obj, m, self.call_args(c.methods[m], 1))))
             for m in alts:
                 self.feat("method replaced")
                 lines.append(("stmt", "%s.%s = %s" % (c.name, m, c.alts[m])))
-                lines.append(("probe", "%s.%s(%s)" % (obj, m, self.call_args(c.methods[m], 1, keywords))))
+                lines.append(("probe", "%s.%s(%s)" % (obj, m, self.call_args(c.methods[m], 1))))
         out, e = [], self.fresh("e")
         for kind, line in lines:
             if kind == "stmt":

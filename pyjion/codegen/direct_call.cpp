@@ -4,6 +4,7 @@
 #include "../code_extra.h"
 #include "../cstack_guard.h"
 #include "../record.h"
+#include "arg_binding.h"
 #include "interp_state.h"
 #include "opcodes.h"
 
@@ -42,22 +43,6 @@ void hand_over_to_frame_object(PyFrameObject *fo, _PyInterpreterFrame *frame)
     }
 }
 
-// The frame's parameters: the arguments (their references move in), then
-// defaults for missing trailing ones; every other local empty.
-void bind_arguments(PyObject **locals, PyFunctionObject *func, PyObject *const *args, Py_ssize_t nargs,
-                    Py_ssize_t ndefaults)
-{
-    auto *code = reinterpret_cast<PyCodeObject *>(func->func_code);
-    int argcount = code->co_argcount;
-    for (Py_ssize_t i = 0; i < nargs; i++) locals[i] = args[i];
-    if (nargs < argcount) {
-        PyObject *const *defaults = &PyTuple_GET_ITEM(func->func_defaults, 0);
-        Py_ssize_t first = argcount - ndefaults;
-        for (Py_ssize_t i = nargs; i < argcount; i++) locals[i] = Py_NewRef(defaults[i - first]);
-    }
-    for (int i = argcount; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
-}
-
 // A generator function's code runs only COPY_FREE_VARS and MAKE_CELL before
 // its RETURN_GENERATOR: that unit, if nothing else (EXTENDED_ARG included)
 // comes first; else nullptr.
@@ -73,45 +58,18 @@ const _Py_CODEUNIT *generator_start(PyCodeObject *code)
     return nullptr;
 }
 
-// What calling a plain generator function does up to its RETURN_GENERATOR
-// (3.11's _PyEval_Vector, the code's COPY_FREE_VARS/MAKE_CELL, then
-// _Py_MakeCoro and RETURN_GENERATOR's frame copy), straight into the new
-// generator's embedded frame. Takes `func` and the arguments.
-PyObject *make_generator(PyThreadState *ts, PyFunctionObject *func, PyObject *const *args, Py_ssize_t nargs,
-                         Py_ssize_t ndefaults, const _Py_CODEUNIT *start)
+// What a plain generator function's frame does up to its RETURN_GENERATOR
+// (3.11's _PyEval_EvalFrameDefault: the recursion check, the code's
+// COPY_FREE_VARS and MAKE_CELL, then _Py_MakeCoro and RETURN_GENERATOR's
+// frame copy). `frame` was pushed with its arguments bound; its contents move
+// into the new generator's embedded frame and it is popped.
+PyObject *make_generator(PyThreadState *ts, _PyInterpreterFrame *frame, const _Py_CODEUNIT *start)
 {
-    auto *code = reinterpret_cast<PyCodeObject *>(func->func_code);
-    // The interpreter enters the creating frame first, with its recursion check.
-    bool too_deep = pyj_enter_recursive_call(ts, "");
-    if (!too_deep) ts->recursion_remaining++;
-    PyGenObject *gen = too_deep ? nullptr
-                                : PyObject_GC_NewVar(PyGenObject, &PyGen_Type,
-                                                     code->co_nlocalsplus + code->co_stacksize);
-    if (gen == nullptr) {
-        Py_DECREF(func);
-        for (Py_ssize_t i = 0; i < nargs; i++) Py_DECREF(args[i]);
-        return nullptr;
-    }
-    gen->gi_code = reinterpret_cast<PyCodeObject *>(Py_NewRef(code));
-    gen->gi_weakreflist = nullptr;
-    gen->gi_name = Py_NewRef(func->func_name);
-    gen->gi_qualname = Py_NewRef(func->func_qualname);
-    gen->gi_exc_state.exc_value = nullptr;
-    gen->gi_exc_state.previous_item = nullptr;
-    gen->gi_origin_or_finalizer = nullptr;
-    gen->gi_hooks_inited = 0;
-    gen->gi_closed = 0;
-    gen->gi_running_async = 0;
-    auto *frame = reinterpret_cast<_PyInterpreterFrame *>(gen->gi_iframe);
-    _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);   // takes `func`
-    frame->previous = nullptr;
-    frame->prev_instr = const_cast<_Py_CODEUNIT *>(start);
-    frame->owner = FRAME_OWNED_BY_GENERATOR;
-    gen->gi_frame_state = FRAME_CREATED;
+    PyFunctionObject *func = frame->f_func;
+    PyCodeObject *code = frame->f_code;
     PyObject **locals = frame->localsplus;
-    bind_arguments(locals, func, args, nargs, ndefaults);
-    // What runs before RETURN_GENERATOR (ceval.c's COPY_FREE_VARS, MAKE_CELL).
-    bool failed = false;
+    bool failed = pyj_enter_recursive_call(ts, "");
+    if (!failed) ts->recursion_remaining++;
     for (const _Py_CODEUNIT *unit = _PyCode_CODE(code); unit < start && !failed; unit++) {
         int oparg = _Py_OPARG(*unit);
         if (_Py_OPCODE(*unit) == COPY_FREE_VARS) {
@@ -124,8 +82,32 @@ PyObject *make_generator(PyThreadState *ts, PyFunctionObject *func, PyObject *co
             failed = true;
         }
     }
+    PyGenObject *gen = failed ? nullptr
+                              : PyObject_GC_NewVar(PyGenObject, &PyGen_Type,
+                                                   code->co_nlocalsplus + code->co_stacksize);
+    if (gen == nullptr) {
+        finish_frame(ts, frame);   // releases the arguments
+        return nullptr;
+    }
+    gen->gi_code = reinterpret_cast<PyCodeObject *>(Py_NewRef(code));
+    gen->gi_weakreflist = nullptr;
+    gen->gi_name = Py_NewRef(func->func_name);
+    gen->gi_qualname = Py_NewRef(func->func_qualname);
+    gen->gi_exc_state.exc_value = nullptr;
+    gen->gi_exc_state.previous_item = nullptr;
+    gen->gi_origin_or_finalizer = nullptr;
+    gen->gi_hooks_inited = 0;
+    gen->gi_closed = 0;
+    gen->gi_running_async = 0;
+    // The frame's references (function, code, locals) move with it.
+    auto *gen_frame = reinterpret_cast<_PyInterpreterFrame *>(gen->gi_iframe);
+    std::memcpy(gen_frame, frame, reinterpret_cast<char *>(&locals[code->co_nlocalsplus]) - reinterpret_cast<char *>(frame));
+    gen_frame->previous = nullptr;
+    gen_frame->prev_instr = const_cast<_Py_CODEUNIT *>(start);
+    gen_frame->owner = FRAME_OWNED_BY_GENERATOR;
+    gen->gi_frame_state = FRAME_CREATED;
+    ts->datastack_top = reinterpret_cast<PyObject **>(frame);
     PyObject_GC_Track(gen);
-    if (failed) Py_CLEAR(gen);   // a generator that never ran: dealloc releases its frame
     return reinterpret_cast<PyObject *>(gen);
 }
 
@@ -185,52 +167,56 @@ bool hook_is_evaluator(PyThreadState *ts)
     return hook_state.evaluator != nullptr && current == hook_state.evaluator;
 }
 
-PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args, Py_ssize_t nargs, bool *done)
+PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args, Py_ssize_t nargs,
+                   PyObject *kwnames, CallPath *path)
 {
     auto *func = reinterpret_cast<PyFunctionObject *>(callable);
     auto *code = reinterpret_cast<PyCodeObject *>(func->func_code);
-    *done = false;
+    *path = CallPath::kGeneric;
     // A function whose vectorcall was replaced, or code with locals (class
     // bodies), takes the generic path, as in the interpreter.
-    if (func->vectorcall != _PyFunction_Vectorcall || (code->co_flags & kTakesVarArgs) ||
-        !(code->co_flags & CO_OPTIMIZED) || code->co_kwonlyargcount != 0) {
-        return nullptr;
-    }
-    int argcount = code->co_argcount;
-    Py_ssize_t ndefaults = 0;
-    if (nargs != argcount) {
-        // Missing trailing arguments come from __defaults__; too few or too
-        // many is the generic path's TypeError.
-        ndefaults = func->func_defaults != nullptr ? PyTuple_GET_SIZE(func->func_defaults) : 0;
-        if (nargs > argcount || nargs < argcount - ndefaults) return nullptr;
-    }
-    if ((code->co_flags & kMakesGenerator) == CO_GENERATOR) {
-        // A plain generator function already compiled: the generator is made
-        // here, without a frame to push and the interpreter's RETURN_GENERATOR.
-        PyjRecord *rec = entry_record(ts, code);
-        const _Py_CODEUNIT *start = rec != nullptr ? generator_start(code) : nullptr;
-        if (start != nullptr) {
-            *done = true;
-            rec->calls++;
-            return make_generator(ts, func, args, nargs, ndefaults, start);
-        }
-    }
+    if (func->vectorcall != _PyFunction_Vectorcall || !(code->co_flags & CO_OPTIMIZED)) return nullptr;
     // The frame goes on top of the data stack if the current chunk has room
     // (pushing a new chunk is the generic path's business).
     // (3.11 sizes a frame as _PyEvalFramePushAndInit does.)
     Py_ssize_t slots = code->co_nlocalsplus + code->co_stacksize + FRAME_SPECIALS_SIZE;
     PyObject **base = ts->datastack_top;
     if (base == nullptr || base + slots >= ts->datastack_limit) return nullptr;
-    ts->datastack_top = base + slots;
     auto *frame = reinterpret_cast<_PyInterpreterFrame *>(base);
-    _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);   // takes `func`
-    bind_arguments(frame->localsplus, func, args, nargs, ndefaults);
-    *done = true;
+    PyObject **locals = frame->localsplus;
+    for (int i = 0; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
+    // Arguments that would not bind are the generic path's TypeError; nothing
+    // has changed yet (the frame is not pushed).
+    Py_ssize_t to_kwargs = place_arguments(locals, func, args, nargs, kwnames);
+    if (to_kwargs < 0) {
+        *path = CallPath::kUnbound;
+        return nullptr;
+    }
 
+    // Committed: the frame takes `func` and the arguments, as the
+    // interpreter's CALL does (_PyEvalFramePushAndInit).
+    *path = CallPath::kCalled;
+    ts->datastack_top = base + slots;
+    _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);
+    if (!complete_binding(locals, func, args, nargs, kwnames, to_kwargs)) {
+        finish_frame(ts, frame);
+        return nullptr;
+    }
+
+    if ((code->co_flags & kMakesGenerator) == CO_GENERATOR) {
+        // A plain generator function already compiled: the generator is made
+        // here, without the hook and the interpreter's RETURN_GENERATOR.
+        PyjRecord *rec = entry_record(ts, code);
+        const _Py_CODEUNIT *start = rec != nullptr ? generator_start(code) : nullptr;
+        if (start != nullptr) {
+            rec->calls++;
+            return make_generator(ts, frame, start);
+        }
+    }
     PyObject *result;
-    // A generator or coroutine function's frame is pushed too, but the hook
-    // runs it: the interpreter's RETURN_GENERATOR moves its contents into the
-    // new object and leaves this frame empty to release.
+    // Any other generator or coroutine function's frame is run by the hook:
+    // the interpreter's RETURN_GENERATOR moves its contents into the new
+    // object and leaves this frame empty to release.
     PyjRecord *rec = (code->co_flags & kMakesGenerator) ? nullptr : entry_record(ts, code);
     if (rec != nullptr) {
         rec->calls++;
@@ -268,26 +254,31 @@ PyObject *try_construct(PyThreadState *ts, PyObject *callable, PyObject *const *
     PyObject *res = nullptr;
     if (self == nullptr) {
         Py_DECREF(init);
-        for (Py_ssize_t i = 0; i < nargs; i++) Py_DECREF(args[i]);
     } else {
+        // __init__'s frame takes new references: type_call's argument tuple
+        // keeps the caller's until the call returns.
         PyObject *call_args[kMaxArgs + 2];   // [slot for vectorcall, self, args...]
         call_args[1] = Py_NewRef(self);
-        for (Py_ssize_t i = 0; i < nargs; i++) call_args[i + 2] = args[i];
-        bool called;
-        res = try_call(ts, init, call_args + 1, nargs + 1, &called);   // takes init and the arguments
-        if (!called) {
+        for (Py_ssize_t i = 0; i < nargs; i++) call_args[i + 2] = Py_NewRef(args[i]);
+        CallPath path;
+        res = try_call(ts, init, call_args + 1, nargs + 1, nullptr, &path);   // takes init and call_args
+        if (path != CallPath::kCalled) {
             res = PyObject_Vectorcall(init, call_args + 1, (nargs + 1) | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
             Py_DECREF(init);
             for (Py_ssize_t i = 1; i < nargs + 2; i++) Py_DECREF(call_args[i]);
         }
     }
-    if (!too_deep) ts->recursion_remaining++;
-    Py_DECREF(callable);
+    // Released in type_call's order (the result, then the instance on error),
+    // then the CALL's own references: the class, then the arguments.
     if (res != nullptr && res != Py_None) {
         PyErr_Format(PyExc_TypeError, "__init__() should return None, not '%.200s'", Py_TYPE(res)->tp_name);
     }
-    if (res != Py_None) Py_CLEAR(self);
+    bool ok = res == Py_None;
     Py_XDECREF(res);
+    if (!ok) Py_CLEAR(self);
+    if (!too_deep) ts->recursion_remaining++;
+    Py_DECREF(callable);
+    for (Py_ssize_t i = 0; i < nargs; i++) Py_DECREF(args[i]);
     return self;
 }
 

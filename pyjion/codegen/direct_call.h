@@ -16,10 +16,9 @@
 
 namespace pyjion::direct {
 
-// Code flags that keep a call off the direct paths: parameters only the
-// generic argument binding fills, and (for the inline sequence, which enters
-// machine code itself) functions whose call creates a generator, which the
-// hook leaves to the interpreter's RETURN_GENERATOR.
+// Code flags that keep a call off the inline sequence (which binds exact
+// positional arguments only and enters machine code itself): parameters
+// that arg_binding.h fills, and functions whose call creates a generator.
 constexpr int kTakesVarArgs = CO_VARARGS | CO_VARKEYWORDS;
 constexpr int kMakesGenerator = CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE;
 
@@ -49,23 +48,33 @@ PyObject *gen_next(PyObject *gen, PyThreadState *ts);
 // gen_next does; any other receiver goes through PyIter_Send.
 PySendResult gen_send(PyThreadState *ts, PyObject *receiver, PyObject *value, PyObject **presult);
 
+// What try_call did: called directly, or left the call to the caller's
+// generic path because it cannot be made directly, or because its arguments
+// do not bind (the generic call raises CPython's TypeError; then
+// release_unbound_call in arg_binding.h releases the references).
+enum class CallPath { kCalled, kGeneric, kUnbound };
+
 // Calls `func` (exactly a PyFunctionObject) with the `nargs` positional
-// arguments at args[0..nargs), when the call can be made directly: plain
-// positional parameters (defaults allowed), no *args/**kwargs/keyword-only
-// parameters, room left in the data-stack chunk (a generator or coroutine
-// function's frame is pushed too, and the hook creates the generator).
-// On a direct call, STEALS the reference to `func` and to every argument and
-// returns the result (NULL with an exception set on error) with *done = true.
-// Otherwise touches nothing and sets *done = false: the caller makes the
-// generic call.
-PyObject *try_call(PyThreadState *ts, PyObject *func, PyObject *const *args, Py_ssize_t nargs, bool *done);
+// arguments at args[0..nargs) and, if `kwnames` is not NULL, one keyword
+// argument per name after them, when the call can be made directly: a plain
+// function (vectorcall not replaced, no class body), arguments that bind
+// (arg_binding.h: *args, **kwargs, keyword-only parameters and defaults as
+// 3.11 binds them), room left in the data-stack chunk (a generator or
+// coroutine function's frame is pushed too, and the generator made from it).
+// On a direct call (*path = kCalled), STEALS the reference to `func` and to
+// every argument (the callee's frame takes them, as the interpreter's CALL
+// does) and returns the result (NULL with an exception set on error).
+// Otherwise touches nothing and returns NULL with *path saying why.
+PyObject *try_call(PyThreadState *ts, PyObject *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                   CallPath *path);
 
 // Calls the class `cls` (its metaclass exactly `type`) with the `nargs`
 // positional arguments at args[0..nargs) when that call only allocates the
 // instance (object.__new__) and runs a Python __init__: the instance is made
 // here and __init__ called through try_call, without type_call, slot_tp_init
-// and the argument tuple, counting the recursion level _PyObject_MakeTpCall
-// would. On such a call STEALS `cls` and the arguments and returns the
+// and the argument tuple (__init__'s frame takes new references, as the
+// tuple would), counting the recursion level _PyObject_MakeTpCall would.
+// On such a call STEALS `cls` and the arguments and returns the
 // instance (NULL with an exception set on error) with *done = true;
 // otherwise touches nothing and sets *done = false.
 PyObject *try_construct(PyThreadState *ts, PyObject *cls, PyObject *const *args, Py_ssize_t nargs, bool *done);

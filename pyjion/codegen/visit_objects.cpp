@@ -13,6 +13,7 @@
 #include "../codegen_api.h"
 #include "interp_state.h"
 #include "opcodes.h"
+#include "arg_binding.h"
 #include "call_cache.h"
 #include "direct_call.h"
 #include "runtime.h"
@@ -112,10 +113,11 @@ static inline PyObject *call_impl(PyObject **base, int oparg_warm, PyObject *kwn
     if (py_function) frame->prev_instr = py_call_instr;
     PyObject **args = base + 2 - is_meth;
     Py_ssize_t total = oparg + is_meth;
-    if (py_function && kwnames == nullptr) {
-        bool done;
-        PyObject *res = direct::try_call(ts, callable, args, total, &done);   // takes callable and args
-        if (done) return res;
+    Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+    auto path = direct::CallPath::kGeneric;
+    if (py_function) {
+        PyObject *res = direct::try_call(ts, callable, args, total - nkw, kwnames, &path);   // takes callable and args
+        if (path == direct::CallPath::kCalled) return res;
     }
     if (kwnames == nullptr && Py_TYPE(callable) == &PyType_Type) {
         bool done;
@@ -125,7 +127,6 @@ static inline PyObject *call_impl(PyObject **base, int oparg_warm, PyObject *kwn
     if (!py_function && warm && site != nullptr && callcache::fill(site, callable, is_meth, total)) {
         return callcache::call(site, args, ts, frame);
     }
-    Py_ssize_t nkw = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
     // args[-1] is a stack slot we own (the NULL or the callable itself), so the
     // callee may borrow it (PY_VECTORCALL_ARGUMENTS_OFFSET).
     PyObject *res;
@@ -137,6 +138,10 @@ static inline PyObject *call_impl(PyObject **base, int oparg_warm, PyObject *kwn
         // no traceback entry: the callee's frame never ran (its arguments did
         // not bind), which the interpreter reports at the CALL itself
         frame->prev_instr = call_instr;
+        if (path == direct::CallPath::kUnbound) {
+            direct::release_unbound_call(callable, args, total - nkw, kwnames);
+            return nullptr;
+        }
     }
     Py_DECREF(callable);
     for (Py_ssize_t i = 0; i < total; i++) Py_DECREF(args[i]);
