@@ -184,23 +184,33 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     if (base == nullptr || base + slots >= ts->datastack_limit) return nullptr;
     auto *frame = reinterpret_cast<_PyInterpreterFrame *>(base);
     PyObject **locals = frame->localsplus;
-    for (int i = 0; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
-    // Arguments that would not bind are the generic path's TypeError; nothing
-    // has changed yet (the frame is not pushed).
-    Py_ssize_t to_kwargs = place_arguments(locals, func, args, nargs, kwnames);
-    if (to_kwargs < 0) {
-        *path = CallPath::kUnbound;
-        return nullptr;
-    }
-
-    // Committed: the frame takes `func` and the arguments, as the
-    // interpreter's CALL does (_PyEvalFramePushAndInit).
-    *path = CallPath::kCalled;
-    ts->datastack_top = base + slots;
-    _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);
-    if (!complete_binding(locals, func, args, nargs, kwnames, to_kwargs)) {
-        finish_frame(ts, frame);
-        return nullptr;
+    if (kwnames == nullptr && nargs == code->co_argcount && code->co_kwonlyargcount == 0 &&
+        !(code->co_flags & (CO_VARARGS | CO_VARKEYWORDS))) {
+        // Exactly the positional parameters (the common case): nothing to
+        // check, nothing to allocate.
+        for (Py_ssize_t i = 0; i < nargs; i++) locals[i] = args[i];
+        for (int i = static_cast<int>(nargs); i < code->co_nlocalsplus; i++) locals[i] = nullptr;
+        *path = CallPath::kCalled;
+        ts->datastack_top = base + slots;
+        _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);
+    } else {
+        for (int i = 0; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
+        // Arguments that would not bind are the generic path's TypeError;
+        // nothing has changed yet (the frame is not pushed).
+        Py_ssize_t to_kwargs = place_arguments(locals, func, args, nargs, kwnames);
+        if (to_kwargs < 0) {
+            *path = CallPath::kUnbound;
+            return nullptr;
+        }
+        // Committed: the frame takes `func` and the arguments, as the
+        // interpreter's CALL does (_PyEvalFramePushAndInit).
+        *path = CallPath::kCalled;
+        ts->datastack_top = base + slots;
+        _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);
+        if (!complete_binding(locals, func, args, nargs, kwnames, to_kwargs)) {
+            finish_frame(ts, frame);
+            return nullptr;
+        }
     }
 
     if ((code->co_flags & kMakesGenerator) == CO_GENERATOR) {
