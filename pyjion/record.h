@@ -68,7 +68,7 @@ static inline void pyj_profile_clear(PyjProfile *p)
 }
 
 /* The extra slot's free function: the record dies with its code object. */
-static void pyj_record_free(void *p)
+static inline void pyj_record_free(void *p)
 {
     PyjRecord *rec = (PyjRecord *)p;
     if (rec == NULL) return;
