@@ -10,7 +10,8 @@ ratios per program:
 each from the median time of the mode's timed rounds, plus their geometric means
 over the programs. A ratio against stock takes the stock side from the stock
 rounds paired with that mode's rounds (test_bench.py runs one just before each
-timed round), so both sides saw the same machine load. Writes:
+timed round), so both sides saw the same machine load, and is the median of
+the per-round ratios. Writes:
 
     bench/results.json  machine-readable (read by tools/bench_check.py); path from
                         BENCH_JSON, "" to skip
@@ -185,18 +186,27 @@ def _build_report(config):
         for name, (num, den, _direction) in RATIOS.items():
             if num not in medians or den not in medians:
                 continue
-            num_med, den_med = medians[num], medians[den]
-            num_min, den_min = per_mode[num]["min_s"], per_mode[den]["min_s"]
+            num_times, den_times = modes[num]["times"], modes[den]["times"]
             if den == "stock" and paired_stock(num):
-                den_med, den_min = statistics.median(paired_stock(num)), min(paired_stock(num))
+                den_times = paired_stock(num)
             elif num == "stock" and paired_stock(den):
-                num_med, num_min = statistics.median(paired_stock(den)), min(paired_stock(den))
-            if den_med > 0:
-                ratios[name] = num_med / den_med
-                ratios_min[name] = num_min / den_min
+                num_times = paired_stock(den)
+            if len(num_times) == len(den_times) and (num == "stock" or den == "stock") \
+                    and min(den_times) > 0:
+                # Paired rounds: the median of the per-round ratios, each
+                # taken under one load (the machine's speed swings by up to
+                # 2x within a case, which a ratio of medians mixes up).
+                ratios[name] = statistics.median(n / d for n, d in zip(num_times, den_times))
+            elif statistics.median(den_times) > 0:
+                ratios[name] = statistics.median(num_times) / statistics.median(den_times)
+            if min(den_times) > 0:
+                ratios_min[name] = min(num_times) / min(den_times)
         for mode in modes:
+            if mode in per_mode:
+                per_mode[mode]["times_s"] = list(modes[mode]["times"])
             if paired_stock(mode):
                 per_mode[mode]["paired_stock_median_s"] = statistics.median(paired_stock(mode))
+                per_mode[mode]["paired_stock_s"] = list(paired_stock(mode))
         # "ratios" (from medians) is what RESULTS.md shows and bench_check compares;
         # "ratios_min" (from the fastest rounds) is steadier on a busy machine:
         # tools/bench_check.py --stat min compares those instead.
@@ -346,8 +356,8 @@ def _results_md(report, table):
         "- 1-minute load average: %s at start, %s at end (other work on the machine skews ratios)"
         % (report["load_average_1min"]["start"], report["load_average_1min"]["end"]),
         "- Ratios: speed-up = stock/jit (higher is better); overheads = mode/stock (lower is better);"
-        " geomean over programs. The stock side of each ratio is the median of the stock rounds"
-        " paired with that mode's rounds (one run just before each), not the stock column. See bench/README.md.",
+        " geomean over programs. A ratio against stock is the median of per-round ratios, each round"
+        " against the stock round run just before it (not the stock column). See bench/README.md.",
         "",
         "",
     ]
