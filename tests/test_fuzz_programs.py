@@ -6,6 +6,7 @@ For long runs: python tests/fuzz_programs_run.py --n 5000 --seed S"""
 import json
 import os
 import subprocess
+import textwrap
 import warnings
 
 import fuzz_programs
@@ -94,63 +95,62 @@ def test_fuzz_programs_differential():
         assert not missing, missing
 
 
+def run_failing_runner(tmp_path, body):
+    """Runs fuzz_programs_run with `body` (the lines after `import
+    fuzz_programs_run as r`, ending with its main() call) in a fresh
+    interpreter; asserts the runner failed (exit status 1); its stdout."""
+    script = tmp_path / "runner.py"
+    script.write_text("import sys\nsys.path.insert(0, %r)\nimport fuzz_programs_run as r\n" % TESTS +
+                      textwrap.dedent(body))
+    proc = subprocess.run([PYTHON, str(script)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    return proc.stdout
+
+
 def test_runner_reports_a_mismatch(tmp_path):
     # Simulate a miscompilation: the JIT's copy of each program is made from a
     # source whose global COUNT starts at 1 (the same bytecode, a different constant).
-    script = tmp_path / "sabotage.py"
-    script.write_text(
-        "import sys\n"
-        "sys.path.insert(0, %r)\n"
-        "import fuzz_programs_run as r\n"
-        "real = r.load_module\n"
-        "count = [0]\n"
-        "def load(src, filename):\n"
-        "    count[0] += 1\n"
-        "    if count[0] %% 2:\n"
-        "        src = src.replace('COUNT = 0', 'COUNT = 1', 1)\n"
-        "    return real(src, filename)\n"
-        "r.load_module = load\n"
-        "sys.exit(r.main(['--n', '3', '--seed', '3']))\n" % TESTS)
-    proc = subprocess.run([PYTHON, str(script)], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "MISMATCH in program 0 of seed 3" in proc.stdout
-    assert "def f(" in proc.stdout
-    assert "different results" in proc.stdout or "module state differs" in proc.stdout
+    out = run_failing_runner(tmp_path, """\
+        real = r.load_module
+        count = [0]
+        def load(src, filename):
+            count[0] += 1
+            if count[0] % 2:
+                src = src.replace('COUNT = 0', 'COUNT = 1', 1)
+            return real(src, filename)
+        r.load_module = load
+        sys.exit(r.main(['--n', '3', '--seed', '3']))
+    """)
+    assert "MISMATCH in program 0 of seed 3" in out
+    assert "def f(" in out
+    assert "different results" in out or "module state differs" in out
 
 
 def test_runner_insists_on_compiled_code(tmp_path):
     # With a size limit that leaves every f to the interpreter, the runner
     # reports each program instead of comparing the interpreter with itself.
-    script = tmp_path / "uncompiled.py"
-    script.write_text(
-        "import sys\n"
-        "sys.path.insert(0, %r)\n"
-        "import pyjion, fuzz_programs_run as r\n"
-        "pyjion.config(max_instructions=5)\n"
-        "sys.exit(r.main(['--n', '2', '--seed', '3', '--keep-going']))\n" % TESTS)
-    proc = subprocess.run([PYTHON, str(script)], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert proc.stdout.count("f was not compiled: code object too large") == 2, proc.stdout
+    out = run_failing_runner(tmp_path, """\
+        import pyjion
+        pyjion.config(max_instructions=5)
+        sys.exit(r.main(['--n', '2', '--seed', '3', '--keep-going']))
+    """)
+    assert out.count("f was not compiled: code object too large") == 2, out
 
 
 def test_runner_reports_a_leaked_reference(tmp_path):
     # A call of the JIT's copy that keeps one reference too many to f must be
     # reported, though everything the program computes is the same.
-    script = tmp_path / "leak.py"
-    script.write_text(
-        "import ctypes, sys\n"
-        "sys.path.insert(0, %r)\n"
-        "import fuzz_programs_run as r\n"
-        "real = r.run_once\n"
-        "count = [0]\n"
-        "def run_once(fn, args, filename):\n"
-        "    count[0] += 1\n"
-        "    if count[0] %% 2:\n"
-        "        ctypes.pythonapi.Py_IncRef(ctypes.py_object(fn))\n"
-        "    return real(fn, args, filename)\n"
-        "r.run_once = run_once\n"
-        "sys.exit(r.main(['--n', '2', '--seed', '3']))\n" % TESTS)
-    proc = subprocess.run([PYTHON, str(script)], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "module state differs" in proc.stdout
-    assert "refcount changes [('f', 1)]" in proc.stdout
+    out = run_failing_runner(tmp_path, """\
+        import ctypes
+        real = r.run_once
+        count = [0]
+        def run_once(fn, args, filename):
+            count[0] += 1
+            if count[0] % 2:
+                ctypes.pythonapi.Py_IncRef(ctypes.py_object(fn))
+            return real(fn, args, filename)
+        r.run_once = run_once
+        sys.exit(r.main(['--n', '2', '--seed', '3']))
+    """)
+    assert "module state differs" in out
+    assert "refcount changes [('f', 1)]" in out
