@@ -111,10 +111,14 @@ PyObject *make_generator(PyThreadState *ts, _PyInterpreterFrame *frame, const _P
     return reinterpret_cast<PyObject *>(gen);
 }
 
-}  // namespace
-
-namespace {
 const Py_ssize_t eval_frame_offset = pyj_interp_eval_frame_offset();
+
+// The hook is the interpreter's frame evaluator (interp->eval_frame).
+__attribute__((always_inline)) inline bool evaluator_is_hook(PyThreadState *ts)
+{
+    void *current = *reinterpret_cast<void **>(reinterpret_cast<char *>(ts->interp) + eval_frame_offset);
+    return hook_state.evaluator != nullptr && current == hook_state.evaluator;
+}
 
 // The callee's record when its machine code may be entered without the hook:
 // it is compiled, the hook is the interpreter's frame evaluator, and neither a
@@ -130,8 +134,7 @@ __attribute__((always_inline)) inline PyjRecord *entry_record(PyThreadState *ts,
     if (rec == nullptr || rec->state != PYJ_COMPILED || hook_state.profiling || ts->cframe->use_tracing) {
         return nullptr;
     }
-    void *evaluator = *reinterpret_cast<void **>(reinterpret_cast<char *>(ts->interp) + eval_frame_offset);
-    if (evaluator != hook_state.evaluator || evaluator == nullptr) return nullptr;
+    if (!evaluator_is_hook(ts)) return nullptr;
     return pyj_cstack_low() ? nullptr : rec;   // near the end: the hook raises RecursionError
 }
 }  // namespace
@@ -161,11 +164,7 @@ void clear_frame(PyThreadState *ts, _PyInterpreterFrame *frame)
     ts->recursion_remaining++;
 }
 
-bool hook_is_evaluator(PyThreadState *ts)
-{
-    void *current = *reinterpret_cast<void **>(reinterpret_cast<char *>(ts->interp) + eval_frame_offset);
-    return hook_state.evaluator != nullptr && current == hook_state.evaluator;
-}
+bool hook_is_evaluator(PyThreadState *ts) { return evaluator_is_hook(ts); }
 
 PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args, Py_ssize_t nargs,
                    PyObject *kwnames, CallPath *path)
@@ -184,33 +183,32 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     if (base == nullptr || base + slots >= ts->datastack_limit) return nullptr;
     auto *frame = reinterpret_cast<_PyInterpreterFrame *>(base);
     PyObject **locals = frame->localsplus;
-    if (kwnames == nullptr && nargs == code->co_argcount && code->co_kwonlyargcount == 0 &&
-        !(code->co_flags & (CO_VARARGS | CO_VARKEYWORDS))) {
-        // Exactly the positional parameters (the common case): nothing to
-        // check, nothing to allocate.
+    // Exactly the positional parameters (the common case): nothing to check,
+    // nothing to allocate; else the two steps of arg_binding.h.
+    bool exact = kwnames == nullptr && nargs == code->co_argcount && code->co_kwonlyargcount == 0 &&
+                 !(code->co_flags & (CO_VARARGS | CO_VARKEYWORDS));
+    Py_ssize_t to_kwargs = 0;
+    if (exact) {
         for (Py_ssize_t i = 0; i < nargs; i++) locals[i] = args[i];
         for (int i = static_cast<int>(nargs); i < code->co_nlocalsplus; i++) locals[i] = nullptr;
-        *path = CallPath::kCalled;
-        ts->datastack_top = base + slots;
-        _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);
     } else {
         for (int i = 0; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
         // Arguments that would not bind are the generic path's TypeError;
         // nothing has changed yet (the frame is not pushed).
-        Py_ssize_t to_kwargs = place_arguments(locals, func, args, nargs, kwnames);
+        to_kwargs = place_arguments(locals, func, args, nargs, kwnames);
         if (to_kwargs < 0) {
             *path = CallPath::kUnbound;
             return nullptr;
         }
-        // Committed: the frame takes `func` and the arguments, as the
-        // interpreter's CALL does (_PyEvalFramePushAndInit).
-        *path = CallPath::kCalled;
-        ts->datastack_top = base + slots;
-        _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);
-        if (!complete_binding(locals, func, args, nargs, kwnames, to_kwargs)) {
-            finish_frame(ts, frame);
-            return nullptr;
-        }
+    }
+    // Committed: the frame takes `func` and the arguments, as the
+    // interpreter's CALL does (_PyEvalFramePushAndInit).
+    *path = CallPath::kCalled;
+    ts->datastack_top = base + slots;
+    _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);
+    if (!exact && !complete_binding(locals, func, args, nargs, kwnames, to_kwargs)) {
+        finish_frame(ts, frame);
+        return nullptr;
     }
 
     if ((code->co_flags & kMakesGenerator) == CO_GENERATOR) {

@@ -7,7 +7,8 @@ using namespace asmjit;
 Emitter::Emitter(CodeHolder &holder, int nlocalsplus)
     : a_(&holder), text_section_(holder.textSection()), nlocalsplus_(nlocalsplus)
 {
-    // A failure leaves cold_section_ null; AsmJit's error handler has recorded it.
+    // Without the section (out of memory) the out-of-line code stays in the
+    // text section: still right, only less compact.
     holder.newSection(&cold_section_, ".cold", SIZE_MAX, SectionFlags::kExecutable, 1);
     if (cold_section_ == nullptr) cold_section_ = text_section_;
 }
@@ -18,27 +19,25 @@ void Emitter::decref_no_dealloc(const x86::Gp &obj) { a_.dec(x86::qword_ptr(obj)
 
 void Emitter::decref(const x86::Gp &obj, int prev_unit)
 {
-    if (in_cold_) {   // already out of line: no need to jump further away
-        Label alive = a_.newLabel();
-        a_.dec(x86::qword_ptr(obj));
-        a_.jnz(alive);
+    Label alive = a_.newLabel();
+    auto dealloc = [&] {
         if (obj != x86::rdi) a_.mov(x86::rdi, obj);
         if (prev_unit >= 0) set_prev_instr(prev_unit);
         call(reinterpret_cast<const void *>(&_Py_Dealloc), "_Py_Dealloc");
-        a_.bind(alive);
-        return;
-    }
-    // The deallocation is the rare outcome: it goes out of line.
-    Label dealloc = a_.newLabel(), alive = a_.newLabel();
+    };
     a_.dec(x86::qword_ptr(obj));
-    a_.jz(dealloc);
-    out_of_line([&] {
-        a_.bind(dealloc);
-        if (obj != x86::rdi) a_.mov(x86::rdi, obj);
-        if (prev_unit >= 0) set_prev_instr(prev_unit);
-        call(reinterpret_cast<const void *>(&_Py_Dealloc), "_Py_Dealloc");
-        a_.jmp(alive);
-    });
+    if (in_cold_) {   // already out of line: no need to jump further away
+        a_.jnz(alive);
+        dealloc();
+    } else {          // the deallocation is the rare outcome: out of line
+        Label dying = a_.newLabel();
+        a_.jz(dying);
+        out_of_line([&] {
+            a_.bind(dying);
+            dealloc();
+            a_.jmp(alive);
+        });
+    }
     a_.bind(alive);
 }
 

@@ -72,20 +72,13 @@ void box_small_int(Compiler &c, const x86::Gp &value, const Label &not_small, co
 namespace {
 
 // Jumps to `left_fails` unless lhs (rdi) is exactly `type`, then to
-// `right_fails` unless rhs (rsi) is. Clobbers rax.
+// `right_fails` unless rhs (rsi) is (one load of the type for both). Clobbers rax.
 void guard_both(Compiler &c, PyTypeObject *type, const Label &left_fails, const Label &right_fails)
 {
-    auto &a = c.as();
-    c.em().load_address(x86::rax, type);
-    a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
-    a.jne(left_fails);
-    a.cmp(x86::qword_ptr(x86::rsi, layout::kObjectType), x86::rax);
-    a.jne(right_fails);
+    guard_type(c, x86::rdi, type, left_fails);
+    c.as().cmp(x86::qword_ptr(x86::rsi, layout::kObjectType), x86::rax);
+    c.as().jne(right_fails);
 }
-
-}  // namespace
-
-namespace {
 
 // Python's floor division and modulo of r8 by r9 (r9 != 0): quotient in rax,
 // remainder in rdx, both rounded towards negative infinity.

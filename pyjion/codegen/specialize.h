@@ -10,7 +10,8 @@
 
 namespace pyjion {
 
-// Jumps to `fail` unless `obj` is exactly of type `type`. Clobbers rax.
+// Jumps to `fail` unless `obj` is exactly of type `type`. Leaves the type's
+// address in rax.
 void guard_type(Compiler &c, const x86::Gp &obj, PyTypeObject *type, const asmjit::Label &fail);
 
 // rax = the cached int object (a new reference) for the value in `value`
