@@ -24,6 +24,7 @@ int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionC
     out->reason = nullptr;
     out->code_size = 0;
     out->instructions = 0;
+    out->osr_entry = nullptr;
     const char *problem = nullptr;
     std::string text;
     try {
@@ -38,6 +39,7 @@ int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionC
         out->entry = reinterpret_cast<PyjionEntry>(compiled->entry());
         out->code_size = static_cast<Py_ssize_t>(compiled->size());
         out->instructions = static_cast<Py_ssize_t>(compiled->marks().size());
+        out->osr_entry = reinterpret_cast<PyjionEntry>(compiled->osr_entry());
         py::object owner = py::cast(std::move(compiled));
         out->owner = owner.release().ptr();
         out->result = PYJION_RESULT_SUCCESS;
@@ -61,7 +63,22 @@ int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionC
     return 0;
 }
 
-PyjionCodegenAPI api = {PYJION_CODEGEN_API_VERSION, capsule_compile, &pyjion::direct::hook_state};
+int capsule_osr_header(PyObject *owner, int unit, int *depth)
+{
+    try {
+        const CompiledCode &code = py::handle(owner).cast<const CompiledCode &>();
+        const pyjion::OsrLoop *loop = code.loop_around(unit);
+        if (loop == nullptr) return -1;
+        *depth = loop->depth;
+        return loop->header;
+    } catch (...) {
+        PyErr_Clear();   // not a CompiledCode
+        return -1;
+    }
+}
+
+PyjionCodegenAPI api = {PYJION_CODEGEN_API_VERSION, capsule_compile, &pyjion::direct::hook_state,
+                        capsule_osr_header};
 
 }  // namespace
 
@@ -72,6 +89,11 @@ PYBIND11_MODULE(_codegen, m)
     py::class_<CompiledCode>(m, "CompiledCode", "Machine code of one compiled code object.")
         .def_property_readonly("address", [](const CompiledCode &c) { return reinterpret_cast<uintptr_t>(c.entry()); })
         .def_property_readonly("size", &CompiledCode::size)
+        .def_property_readonly("osr_loops", [](const CompiledCode &c) {
+            py::list out;
+            for (const auto &l : c.loops()) out.append(py::make_tuple(l.header * 2, l.end * 2, l.depth));
+            return out;
+        }, "[(header byte offset, last backward jump's byte offset, stack depth)] the OSR entry can enter")
         .def_property_readonly("code", [](const CompiledCode &c) {
             return py::bytes(static_cast<const char *>(c.entry()), c.size());
         })

@@ -23,6 +23,8 @@ cdef extern from "Python.h":
     void *PyCapsule_Import(const char *name, int no_block) except NULL
     PyObject *PyErr_Occurred()
     void PyErr_Clear()
+    void PyErr_Fetch(PyObject **t, PyObject **v, PyObject **tb)
+    void PyErr_Restore(PyObject *t, PyObject *v, PyObject *tb)
     bint PyCode_Check(object o)
 
 cdef extern from "codegen_api.h":
@@ -37,14 +39,17 @@ cdef extern from "codegen_api.h":
         PyObject *reason
         Py_ssize_t code_size
         Py_ssize_t instructions
+        PyjionEntry osr_entry
     ctypedef struct PyjionHookState:
         Py_ssize_t record_index
         void *evaluator
         int profiling
+        PyjionEntry interpret
     ctypedef struct PyjionCodegenAPI:
         int version
         int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out) noexcept
         PyjionHookState *hook
+        int (*osr_header)(PyObject *owner, int unit, int *depth) noexcept
     int PYJION_CODEGEN_API_VERSION
     int PYJION_RESULT_COMPILER_ERROR
 
@@ -63,6 +68,14 @@ cdef extern from "cpython311.h":
     int pyj_recursion_will_fail(PyThreadState *ts) noexcept
     _PyFrameEvalFunction pyj_get_eval_func() noexcept
     void pyj_set_eval_func(_PyFrameEvalFunction fn) noexcept
+    int pyj_frame_unit(PyjFrame *f) noexcept
+    int pyj_code_nlocalsplus(PyCodeObject *co) noexcept
+    int pyj_code_units(PyCodeObject *co) noexcept
+    int pyj_code_quickened(PyCodeObject *co) noexcept
+    int pyj_code_unit_returns(PyCodeObject *co, int unit) noexcept
+    int pyj_code_is_generator(PyCodeObject *co) noexcept
+    int pyj_code_may_run_inline(PyCodeObject *co) noexcept
+    int pyj_in_tracer(PyThreadState *ts) noexcept
 
 cdef extern from "cstack_guard.h":
     int pyj_cstack_exhausted() noexcept
@@ -90,6 +103,10 @@ cdef extern from "record.h":
         Py_ssize_t code_size
         PyjTypeProfile *types
         PyjProfile prof
+        PyjionEntry osr_entry
+        unsigned int samples, osr_entries
+        int trap_unit, trap_depth
+        uint64_t stats_gen
     PyjRecord *pyj_record_new() noexcept
     void pyj_record_free(void *p) noexcept
     void pyj_record_types(PyjRecord *rec, PyObject **args, int nargs) noexcept
@@ -103,11 +120,44 @@ cdef extern from "profiler.h":
     void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObject *code, uint64_t generation) noexcept
     void pyj_prof_end(PyjCallContext *ctx, uint64_t generation) noexcept
 
+cdef extern from "tiering.h":
+    ctypedef struct PyjTierState:
+        Py_ssize_t extra_index
+        _PyFrameEvalFunction hook
+        int traps_set
+        uint64_t osr_entries, traps
+    PyjTierState pyj_tier
+    ctypedef struct PyjTrap:
+        PyObject *code
+        unsigned int age
+    PyjTrap pyj_trap
+    ctypedef struct PyjSampler:
+        int running
+        int pending
+        unsigned long queued
+    PyjSampler pyj_sampler
+    PyjFrame *pyj_interp_frame
+    PyObject *pyj_interpret(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
+    void pyj_trap_arm(PyCodeObject *co, PyjRecord *rec, int unit, int depth) noexcept
+    void pyj_trap_disarm() noexcept
+    int pyj_sampler_start(int (*callback)(void *) noexcept, unsigned int interval_us) noexcept
+    void pyj_sampler_stop() noexcept
+    int pyj_sampler_forget_after_fork() noexcept
+
 
 # ---- settings (read on every call, so plain C globals) ----------------------
 cdef Py_ssize_t g_extra_index = -1
 cdef bint g_installed = False
-cdef uint64_t g_threshold = 0
+# Calls (or generator resumes) a code object runs interpreted before it is
+# compiled; 0 compiles at the first call. docs/tiering.md: why this value.
+DEFAULT_THRESHOLD = 1000
+cdef uint64_t g_threshold = DEFAULT_THRESHOLD
+# The sampler (tiering.h): its period, and how many samples a code object
+# must collect before it is compiled by time rather than by calls (more for
+# bigger code, whose compile costs more: about 3.5 us per code unit).
+cdef unsigned int g_sample_interval_us = 1000
+cdef unsigned int g_hot_samples = 2
+cdef unsigned int g_units_per_sample = 150
 cdef bint g_jit = True
 cdef bint g_profile = False
 cdef bint g_pgc = True
@@ -120,6 +170,8 @@ cdef Py_ssize_t g_failed = 0
 cdef double g_compile_seconds = 0.0
 cdef Py_ssize_t g_code_bytes = 0
 cdef Py_ssize_t g_instructions = 0     # bytecode instructions compiled
+cdef Py_ssize_t g_interpreted = 0      # records made this generation, still interpreted
+cdef uint64_t g_samples = 0            # sampler ticks charged to an interpreted frame
 cdef dict g_failed_reasons = {}
 
 # ---- profiler state ---------------------------------------------------------
@@ -133,6 +185,7 @@ cdef inline PyjRecord *record_for(PyCodeObject *co) noexcept:
     cdef PyjRecord *rec = <PyjRecord *>pyj_code_extra(co, g_extra_index)
     if rec != NULL:
         return rec
+    global g_interpreted
     rec = pyj_record_new()
     if rec == NULL:
         return NULL
@@ -140,6 +193,8 @@ cdef inline PyjRecord *record_for(PyCodeObject *co) noexcept:
         PyErr_Clear()
         pyj_record_free(rec)
         return NULL
+    rec.stats_gen = g_generation
+    g_interpreted += 1
     return rec
 
 
@@ -158,11 +213,14 @@ cdef int compile_code(PyjRecord *rec, PyCodeObject *co) noexcept:
 
 
 cdef int finish_compile(PyjRecord *rec, PyjionCompileResult *out, double seconds) noexcept:
-    global g_compiled, g_failed, g_compile_seconds, g_code_bytes, g_instructions
+    global g_compiled, g_failed, g_compile_seconds, g_code_bytes, g_instructions, g_interpreted
     g_compile_seconds += seconds
     rec.result = out.result
+    if rec.stats_gen == g_generation:
+        g_interpreted -= 1
     if out.entry != NULL and out.owner != NULL:
         rec.entry = out.entry
+        rec.osr_entry = out.osr_entry
         rec.owner = out.owner
         rec.code_size = out.code_size
         rec.tier = 1
@@ -195,9 +253,11 @@ cdef inline PyObject *run_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
         if rec.calls > g_threshold:
             if compile_code(rec, co) and not pyj_frame_creates_generator(f):
                 return rec.entry(ts, f, throwflag)
-        elif g_pgc and not pyj_frame_is_resume(f):
+        elif g_pgc and rec.calls * 2 > g_threshold and not pyj_frame_is_resume(f):
+            # Types are recorded in the second half of the warm-up only: code
+            # that never gets warm keeps no profile.
             pyj_record_types(rec, pyj_frame_locals(f), pyj_code_argcount(co))
-    return _PyEval_EvalFrameDefault(ts, f, throwflag)
+    return pyj_interpret(ts, f, throwflag)
 
 
 cdef PyObject *profiled_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
@@ -222,15 +282,134 @@ cdef PyObject *pyjion_eval(PyThreadState *ts, PyjFrame *f, int throwflag) noexce
     cdef PyCodeObject *co = pyj_frame_code(f)
     cdef PyjRecord *rec = record_for(co)
     if rec == NULL:
-        return _PyEval_EvalFrameDefault(ts, f, throwflag)
+        return pyj_interpret(ts, f, throwflag)
     if pyj_cstack_exhausted():
         return NULL
     if pyj_recursion_will_fail(ts):
-        return _PyEval_EvalFrameDefault(ts, f, throwflag)   # raises RecursionError
+        return pyj_interpret(ts, f, throwflag)   # raises RecursionError
     rec.calls += 1
     if g_profile and not pyj_frame_creates_generator(f):
         return profiled_frame(ts, f, throwflag, rec, co)
     return run_frame(ts, f, throwflag, rec, co)
+
+
+# ---- tiering: samples and on-stack replacement (tiering.h) ------------------
+
+cdef bint g_inline_getitem = True    # until probed: BINARY_SUBSCR_GETITEM may bypass the hook
+cdef bint g_probed = False
+
+
+cdef inline bint tiering_wanted() noexcept:
+    return g_installed and g_jit and g_threshold > 0
+
+
+cdef int on_sample(void *arg) noexcept:
+    """The sampler's pending call (main thread, GIL held, at an eval-breaker check)."""
+    pyj_sampler.pending = 0
+    if tiering_wanted() and pyj_get_eval_func() == hook:
+        sample_frame(PyThreadState_Get(), False)
+    return 0
+
+
+cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
+    """Charges a sample to the innermost frame the hook is interpreting; once its
+    code is hot, compiles it and sets a trap at the header of the loop the frame
+    is in, so the frame goes on in machine code. Returns 1 if a trap was set."""
+    global g_samples
+    cdef PyjFrame *f = pyj_interp_frame
+    cdef PyCodeObject *co
+    cdef PyjRecord *rec
+    cdef int header, depth = 0
+    cdef PyObject *et
+    cdef PyObject *ev
+    cdef PyObject *tb
+    if pyj_trap.code != NULL:
+        pyj_trap.age += 1
+        if pyj_trap.age < 32 and not force:
+            return 0          # one trap at a time; an old one was never reached: take it down
+        pyj_trap_disarm()
+    if f == NULL or pyj_tracing(ts) or pyj_in_tracer(ts) or g_codegen == NULL:
+        return 0
+    co = pyj_frame_code(f)
+    if pyj_code_is_generator(co):
+        return 0              # generators are resumed through the hook: compiled by count
+    rec = <PyjRecord *>pyj_code_extra(co, g_extra_index)
+    if rec == NULL:
+        return 0
+    rec.samples += 1
+    g_samples += 1
+    if rec.state == PYJ_INTERPRETED:
+        if not force and rec.samples < g_hot_samples + <unsigned int>pyj_code_units(co) // g_units_per_sample:
+            return 0
+        PyErr_Fetch(&et, &ev, &tb)
+        compile_code(rec, co)
+        PyErr_Restore(et, ev, tb)
+    if rec.state != PYJ_COMPILED or rec.osr_entry == NULL or rec.owner == NULL:
+        return 0
+    if not pyj_code_quickened(co) or (g_inline_getitem and pyj_code_may_run_inline(co)):
+        return 0
+    header = g_codegen.osr_header(rec.owner, pyj_frame_unit(f), &depth)
+    if header < 0 or pyj_code_unit_returns(co, header):
+        return 0
+    if depth == 0 and pyj_code_nlocalsplus(co) == 0:
+        return 0              # RETURN_VALUE would pop from below the frame's values
+    pyj_trap_arm(co, rec, header, depth)
+    return 1
+
+
+def _probe_inline_getitem():
+    """Whether this CPython runs a class's Python __getitem__ inside the
+    caller's interpreter activation without the hook (3.11 before the fix of
+    BINARY_SUBSCR_GETITEM under PEP 523): then two-argument code gets no traps."""
+    global g_inline_getitem, g_probed, g_jit
+    class Probe:
+        def __getitem__(self, i):
+            return i
+    cdef bint jit = g_jit
+    probe = Probe()
+    g_jit = False             # the loop must run in the interpreter, specialised
+    try:
+        for _ in range(64):
+            probe[0]
+    finally:
+        g_jit = jit
+    g_inline_getitem = record_info(Probe.__getitem__.__code__)["calls"] != 64
+    g_probed = True
+    return g_inline_getitem
+
+
+cdef update_sampler():
+    """The sampler runs while the hook is installed and compiles by threshold."""
+    if tiering_wanted():
+        if not pyj_sampler.running:
+            if not g_probed and installed():
+                _probe_inline_getitem()
+            if pyj_sampler_start(on_sample, g_sample_interval_us) < 0:
+                raise RuntimeError("pyjion: could not start the sampler thread")
+    else:
+        pyj_sampler_stop()
+        pyj_trap_disarm()
+
+
+def _sample_now():
+    """Test hook: one sample that counts as hot, for the frame that calls this."""
+    return sample_frame(PyThreadState_Get(), True)
+
+
+def _stop_sampler():
+    pyj_sampler_stop()
+    pyj_trap_disarm()
+
+
+def _after_fork_child():
+    if pyj_sampler_forget_after_fork():
+        update_sampler()
+
+
+import atexit as _atexit
+import os as _os
+_atexit.register(_stop_sampler)
+_os.register_at_fork(after_in_child=_after_fork_child)
 
 
 # ---- Python-level control ---------------------------------------------------
@@ -259,12 +438,15 @@ cdef void sync_hook_state() noexcept:
     g_codegen.hook.record_index = g_extra_index
     g_codegen.hook.evaluator = <void *>hook
     g_codegen.hook.profiling = g_profile
+    g_codegen.hook.interpret = <PyjionEntry>pyj_interpret
 
 
 def _ensure_extra_index():
     global g_extra_index
     if g_extra_index < 0:
         g_extra_index = _PyEval_RequestCodeExtraIndex(pyj_record_free)
+        pyj_tier.extra_index = g_extra_index
+        pyj_tier.hook = hook
 
 
 g_options.max_instructions = 50000   # bigger (generated) code stays interpreted
@@ -299,6 +481,8 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max
         g_options.max_instructions = max_instructions
     if profile is not None:
         set_profiling(bool(profile))
+    if threshold is not None or jit is not None:
+        update_sampler()
 
 
 cdef set_profiling(bint on):
@@ -326,6 +510,7 @@ def install():
     if current == hook:
         g_installed = True
         sync_hook_state()
+        update_sampler()
         return False
     if current != default_eval:
         raise RuntimeError("another PEP 523 frame evaluation function is already installed "
@@ -333,6 +518,7 @@ def install():
     pyj_set_eval_func(hook)
     g_installed = True
     sync_hook_state()
+    update_sampler()
     return True
 
 
@@ -342,10 +528,12 @@ def uninstall():
     if pyj_get_eval_func() != hook:
         g_installed = False
         sync_hook_state()
+        update_sampler()
         return False
     pyj_set_eval_func(default_eval)
     g_installed = False
     sync_hook_state()
+    update_sampler()
     return True
 
 
@@ -372,10 +560,13 @@ def record_info(code):
     cdef PyjRecord *rec = existing_record(code)
     cdef int a, t
     info = {"calls": 0, "state": "interpreted", "tier": 0, "result": 0, "reason": None,
-            "code_size": 0, "arg_types": (), "type_samples": 0, "owner": None}
+            "code_size": 0, "arg_types": (), "type_samples": 0, "owner": None,
+            "samples": 0, "osr_entries": 0}
     if rec == NULL:
         return info
     info["calls"] = rec.calls
+    info["samples"] = rec.samples
+    info["osr_entries"] = rec.osr_entries
     info["state"] = _STATE_NAMES[rec.state]
     info["tier"] = rec.tier
     info["result"] = rec.result
@@ -402,7 +593,9 @@ def record_info(code):
 def jit_stats():
     return {"compiled": g_compiled, "failed": g_failed, "failed_reasons": dict(g_failed_reasons),
             "compile_time_s": g_compile_seconds, "code_bytes": g_code_bytes,
-            "instructions": g_instructions}
+            "instructions": g_instructions, "interpreted": g_interpreted,
+            "samples": g_samples, "osr_traps": pyj_tier.traps, "osr_entries": pyj_tier.osr_entries,
+            "sampler_running": bool(pyj_sampler.running)}
 
 
 cdef double ticks_per_second():
@@ -472,7 +665,7 @@ cdef merge_entries(dict into, dict other):
 def reset_stats():
     """Forgets all profiler data and JIT statistics (machine code stays)."""
     global g_generation, g_profiled, g_compiled, g_failed, g_compile_seconds, g_code_bytes, g_instructions
-    global g_tsc0, g_clock0
+    global g_tsc0, g_clock0, g_interpreted, g_samples
     cdef PyjRecord *rec
     g_generation += 1
     for code in g_profiled:
@@ -480,7 +673,9 @@ def reset_stats():
         if rec != NULL:
             pyj_profile_clear(&rec.prof)
     g_profiled = []
-    g_compiled = g_failed = g_code_bytes = g_instructions = 0
+    g_compiled = g_failed = g_code_bytes = g_instructions = g_interpreted = 0
+    g_samples = 0
+    pyj_tier.osr_entries = pyj_tier.traps = 0
     g_compile_seconds = 0.0
     g_failed_reasons.clear()
     if g_profile:

@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 4
+#define PYJION_CODEGEN_API_VERSION 5
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -43,6 +43,11 @@ typedef struct {
     PyObject *reason;        /* new reference (str) on failure */
     Py_ssize_t code_size;    /* bytes of machine code */
     Py_ssize_t instructions; /* bytecode instructions compiled (0 if the caller's struct predates it) */
+    /* On-stack replacement: enters the machine code in the middle of a frame
+     * that the interpreter has run up to a loop header. Same signature as
+     * `entry`, but the third argument is the header's code unit (a value of
+     * osr_header), not throwflag. NULL when the code has no loops. */
+    PyjionEntry osr_entry;
 } PyjionCompileResult;
 
 /* What machine code needs to know of the hook to call compiled code directly
@@ -54,6 +59,10 @@ typedef struct {
      * another PEP 523 function has taken its place. */
     void *evaluator;
     int profiling;            /* the profiler counts calls: every call goes through the hook */
+    /* Runs a frame in CPython's interpreter (machine code hands a frame over
+     * when tracing starts). The hook's version knows its loop-header traps
+     * (tiering.h); NULL: _PyEval_EvalFrameDefault. */
+    PyjionEntry interpret;
 } PyjionHookState;
 
 typedef struct {
@@ -63,6 +72,11 @@ typedef struct {
      * an internal error (out of memory). Needs the GIL. */
     int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out);
     PyjionHookState *hook;
+    /* The loop to enter machine code at, for a frame of the code compiled into
+     * `owner` whose prev_instr is code unit `unit`: the landing unit of the
+     * header of the innermost loop around `unit` (and *depth, the value-stack
+     * depth there), or -1 if `unit` is in no loop the machine code can enter. */
+    int (*osr_header)(PyObject *owner, int unit, int *depth);
 } PyjionCodegenAPI;
 
 #ifdef __cplusplus

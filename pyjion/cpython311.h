@@ -14,6 +14,9 @@
 #include "internal/pycore_frame.h"
 #include "internal/pycore_code.h"
 #include "internal/pycore_interp.h"
+#include "internal/pycore_pystate.h"
+#include "internal/pycore_runtime.h"
+#include "opcode.h"
 #include "code_extra.h"
 
 typedef _PyInterpreterFrame PyjFrame;
@@ -67,6 +70,99 @@ static inline _PyFrameEvalFunction pyj_get_eval_func(void)
 static inline void pyj_set_eval_func(_PyFrameEvalFunction fn)
 {
     _PyInterpreterState_SetEvalFrameFunc(PyInterpreterState_Get(), fn);
+}
+
+/* ---- what tiering.h needs: code units, the eval breaker, the GIL holder ---- */
+
+/* The code unit prev_instr points at (the instruction running, or -1). */
+static inline int pyj_frame_unit(PyjFrame *f) { return (int)(f->prev_instr - _PyCode_CODE(f->f_code)); }
+
+/* The interpreter goes on at code unit `unit` when it next runs the frame. */
+static inline void pyj_frame_resume_at(PyjFrame *f, int unit) { f->prev_instr = _PyCode_CODE(f->f_code) + unit - 1; }
+
+static inline int pyj_frame_stack_depth(PyjFrame *f) { return f->stacktop - f->f_code->co_nlocalsplus; }
+static inline void pyj_frame_set_stack_depth(PyjFrame *f, int depth) { f->stacktop = f->f_code->co_nlocalsplus + depth; }
+
+static inline int pyj_code_nlocalsplus(PyCodeObject *co) { return co->co_nlocalsplus; }
+static inline int pyj_code_units(PyCodeObject *co) { return (int)Py_SIZE(co); }
+
+/* The interpreter has specialised the code (after 8 calls and backward
+ * jumps): its instructions in co_code_adaptive are no longer rewritten
+ * wholesale, only one by one as they specialise. */
+static inline int pyj_code_quickened(PyCodeObject *co) { return co->co_warmup == 0; }
+
+/* The instruction at `unit` of co_code_adaptive leaves the interpreter's
+ * activation (3.11 has no specialised forms of these three). */
+static inline int pyj_code_unit_returns(PyCodeObject *co, int unit)
+{
+    int op = _Py_OPCODE(_PyCode_CODE(co)[unit]);
+    return op == RETURN_VALUE || op == YIELD_VALUE || op == RETURN_GENERATOR;
+}
+
+/* Replaces the opcode at `unit` with RETURN_VALUE, keeping the oparg byte (the
+ * second half of a superinstruction before it reads only that); returns the
+ * unit it replaced. */
+static inline uint16_t pyj_code_set_return_trap(PyCodeObject *co, int unit)
+{
+    _Py_CODEUNIT *u = &_PyCode_CODE(co)[unit];
+    uint16_t saved = (uint16_t)*u;
+    *u = _Py_MAKECODEUNIT(RETURN_VALUE, _Py_OPARG(*u));
+    return saved;
+}
+
+static inline void pyj_code_restore_unit(PyCodeObject *co, int unit, uint16_t saved)
+{
+    _PyCode_CODE(co)[unit] = (_Py_CODEUNIT)saved;
+}
+
+/* code.co_code is built from co_code_adaptive once and cached; a copy made
+ * while a trap was set must not outlive it. */
+static inline PyObject *pyj_code_cached_co_code(PyCodeObject *co) { return co->_co_code; }
+static inline void pyj_code_drop_cached_co_code(PyCodeObject *co) { Py_CLEAR(co->_co_code); }
+
+static inline int pyj_code_is_generator(PyCodeObject *co)
+{
+    return (co->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR | CO_ITERABLE_COROUTINE)) != 0;
+}
+
+/* A code object the interpreter's BINARY_SUBSCR_GETITEM could run as a
+ * class's __getitem__ inside the caller's activation (two plain positional
+ * parameters): a trap there would return from the wrong frame. */
+static inline int pyj_code_may_run_inline(PyCodeObject *co)
+{
+    return co->co_argcount == 2 && co->co_kwonlyargcount == 0 &&
+           (co->co_flags & (CO_VARARGS | CO_VARKEYWORDS)) == 0 && (co->co_flags & CO_OPTIMIZED);
+}
+
+/* tstate->tracing: a trace or profile function is running. */
+static inline int pyj_in_tracer(PyThreadState *ts) { return ts->tracing != 0; }
+
+/* The thread state of the main thread (the one that runs pending calls). */
+static inline PyThreadState *pyj_main_thread_state(void)
+{
+    PyInterpreterState *interp = PyInterpreterState_Get();
+    for (PyThreadState *t = PyInterpreterState_ThreadHead(interp); t != NULL; t = PyThreadState_Next(t)) {
+        if (t->thread_id == _PyRuntime.main_thread) return t;
+    }
+    return NULL;
+}
+
+/* Read without the GIL by the sampler thread: the main thread holds the GIL
+ * and is the interpreter's only thread, so a pending call it is asked to run
+ * cannot leave the eval breaker set for a thread that may not run it. */
+static inline int pyj_main_thread_runs_alone(PyThreadState *main_ts)
+{
+    PyThreadState *holder = (PyThreadState *)_Py_atomic_load_relaxed(&_PyRuntime.gilstate.tstate_current);
+    return holder == main_ts && main_ts->interp->threads.head == main_ts && main_ts->next == NULL;
+}
+
+/* Py_AddPendingCall from a thread other than the main one queues the call
+ * but leaves the eval breaker as that thread sees it (3.11's
+ * COMPUTE_EVAL_BREAKER asks whether the *calling* thread can run pending
+ * calls); the main thread is told here, as a signal handler would tell it. */
+static inline void pyj_wake_eval_breaker(PyThreadState *main_ts)
+{
+    _Py_atomic_store_relaxed(&main_ts->interp->ceval.eval_breaker, 1);
 }
 
 #endif

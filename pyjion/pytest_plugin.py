@@ -20,7 +20,8 @@ def pytest_addoption(parser):
     group.addoption("--pyjion", action="store_true", default=False,
                     help="run the test session with the pyjion JIT enabled")
     group.addoption("--pyjion-threshold", type=int, default=None, metavar="N",
-                    help="calls before pyjion compiles a function (default: pyjion's, 0)")
+                    help="calls before pyjion compiles a function (default: pyjion's own, "
+                         "see pyjion.config()['threshold']; 0 compiles at the first call)")
     group.addoption("--pyjion-profile", default=None, metavar="PATH",
                     help="profile the session with pyjion's profiler and write a pstats file "
                          "to PATH at the end")

@@ -49,6 +49,13 @@ typedef struct {
     Py_ssize_t code_size;
     PyjTypeProfile *types;    /* NULL until the first profiled call */
     PyjProfile prof;
+    /* Tiering (tiering.h); machine code reads none of these. */
+    PyjionEntry osr_entry;    /* enters the machine code at a loop header (NULL: no loops) */
+    uint32_t samples;         /* sampler ticks that found this code running interpreted */
+    uint32_t osr_entries;     /* frames moved from the interpreter into machine code */
+    int trap_unit;            /* 1 + the code unit last patched as a loop-header trap; 0: none */
+    int trap_depth;           /* value-stack depth at that header */
+    uint64_t stats_gen;       /* the statistics generation the record was created in */
 } PyjRecord;
 
 static inline PyjRecord *pyj_record_new(void)

@@ -24,6 +24,13 @@ struct NativeCall {
     std::string name;
 };
 
+// A loop header the OSR entry can enter (see Compiler::find_loops).
+struct OsrLoop {
+    int header;   // landing code unit of the backward jumps
+    int end;      // code unit of the last backward jump to it
+    int depth;    // value-stack depth at the header
+};
+
 class CompiledCode {
 public:
     CompiledCode(void *entry, size_t size, std::vector<NativeMark> marks, std::vector<NativeCall> calls,
@@ -39,12 +46,34 @@ public:
     const std::vector<NativeMark> &marks() const { return marks_; }
     const std::vector<NativeCall> &calls() const { return calls_; }
 
+    void set_osr(void *entry, std::vector<OsrLoop> loops)
+    {
+        osr_entry_ = entry;
+        loops_ = std::move(loops);
+    }
+    void *osr_entry() const { return osr_entry_; }
+    const std::vector<OsrLoop> &loops() const { return loops_; }
+    // The header of the innermost loop whose body spans code unit `unit`, or
+    // nullptr. Bodies are contiguous ranges [header, end] in 3.11's layout;
+    // code placed out of line (some exception handlers) is in no loop.
+    const OsrLoop *loop_around(int unit) const
+    {
+        const OsrLoop *best = nullptr;
+        for (const OsrLoop &l : loops_) {
+            if (l.header <= unit && unit <= l.end && (best == nullptr || l.end - l.header < best->end - best->header))
+                best = &l;
+        }
+        return best;
+    }
+
 private:
     void *entry_;
     size_t size_;
     std::vector<NativeMark> marks_;
     std::vector<NativeCall> calls_;
     std::vector<std::unique_ptr<SiteData>> site_data_;   // inline caches the code points into
+    void *osr_entry_ = nullptr;
+    std::vector<OsrLoop> loops_;
 };
 
 // The process-wide AsmJit runtime (used with the GIL held).

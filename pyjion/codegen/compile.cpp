@@ -78,8 +78,15 @@ std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOpti
     }
     std::vector<NativeCall> calls;
     for (const CallSite &c : compiler.call_sites()) calls.push_back(NativeCall{c.native_offset(), c.name});
-    return std::make_unique<CompiledCode>(entry, size, std::move(marks), std::move(calls),
-                                          compiler.take_site_data());
+    auto compiled = std::make_unique<CompiledCode>(entry, size, std::move(marks), std::move(calls),
+                                                   compiler.take_site_data());
+    if (!compiler.loops().empty()) {
+        std::vector<OsrLoop> loops;
+        for (const LoopHeader &l : compiler.loops()) loops.push_back(OsrLoop{l.header, l.end, l.depth});
+        void *osr = static_cast<char *>(entry) + holder.labelOffsetFromBase(compiler.osr_entry());
+        compiled->set_osr(osr, std::move(loops));
+    }
+    return compiled;
 }
 
 }  // namespace pyjion

@@ -1,5 +1,7 @@
 #include "compiler.h"
 
+#include <algorithm>
+
 #include "../codegen_api.h"
 #include "opcodes.h"
 #include "interp_state.h"
@@ -40,6 +42,10 @@ void Compiler::compile()
     exit_restore_ = a.newLabel();
 
     warmup_ = new_site_data<uint64_t>();
+    // Compiled after the interpreter ran it: carry its warm-up count over
+    // (co_warmup counts up from -kWarmupDelay to 0).
+    *warmup_ = static_cast<uint64_t>(std::max<int>(0, static_cast<int>(kWarmupDelay) + code_->co_warmup));
+    find_loops();
     emit_prologue();
     for (size_t k = 0; k < instrs.size(); k++) {
         const Instr &ins = instrs[k];
@@ -82,6 +88,7 @@ void Compiler::compile()
     }
     // Falling off the end cannot happen in valid bytecode; trap if it does.
     a.ud2();
+    emit_osr_entry();
     emit_epilogue();
     em_.emit_cold();
 }
@@ -134,7 +141,7 @@ void Compiler::emit_tracing_check_at(int start, int depth)
         a.mov(x86::rdi, Emitter::tstate);
         a.mov(x86::rsi, Emitter::frame);
         a.xor_(x86::edx, x86::edx);
-        CALL(_PyEval_EvalFrameDefault);
+        CALL(rt::pyj_rt_interpret);
         a.mov(x86::r14, x86::rax);
         a.jmp(exit_restore_);
     });
@@ -168,6 +175,15 @@ void Compiler::unsupported(const Instr &ins)
 
 void Compiler::emit_prologue()
 {
+    emit_frame_entry();
+    if (code_->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) emit_resume_dispatch();
+}
+
+// What every entry does before the first instruction it runs: save registers,
+// link the frame, count a recursion level. edx (throwflag, or the OSR entry's
+// header unit) is kept in r15d.
+void Compiler::emit_frame_entry()
+{
     auto &a = em_.as();
     a.push(x86::rbp);
     a.mov(x86::rbp, x86::rsp);
@@ -179,7 +195,7 @@ void Compiler::emit_prologue()
     a.sub(x86::rsp, 8);   // keep rsp 16-byte aligned at calls
     a.mov(Emitter::tstate, x86::rdi);
     a.mov(Emitter::frame, x86::rsi);
-    a.mov(x86::r15d, x86::edx);   // throwflag, read by the resume dispatch
+    a.mov(x86::r15d, x86::edx);
     em_.load_address(Emitter::first_instr, _PyCode_CODE(code_));
 
     // Link the frame in as the thread's current frame, as the interpreter does,
@@ -211,7 +227,48 @@ void Compiler::emit_prologue()
     a.bind(resume);
     // While running, values on the stack are not visible to the GC (as in ceval.c).
     a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), -1);
-    if (code_->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) emit_resume_dispatch();
+}
+
+// The loops an interpreted frame can move into machine code at: targets of
+// backward jumps (the interpreter checks its eval breaker there, where the
+// hook's sampler gets control). Generators are resumed through the hook, so
+// they never need it.
+void Compiler::find_loops()
+{
+    loops_.clear();
+    if (code_->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) return;
+    for (const Instr &ins : bytecode_.instrs()) {
+        if (ins.depth < 0 || opcode_jump_kind(ins.opcode) != REL_BACKWARD) continue;
+        int k = bytecode_.instr_at(ins.target);
+        if (k < 0 || bytecode_.instrs()[k].depth < 0) continue;
+        auto same = std::find_if(loops_.begin(), loops_.end(),
+                                 [&](const LoopHeader &l) { return l.header == ins.target; });
+        if (same != loops_.end()) {
+            same->end = std::max(same->end, ins.index);
+        } else {
+            loops_.push_back(LoopHeader{ins.target, ins.index, bytecode_.instrs()[k].depth});
+        }
+    }
+}
+
+// The OSR entry (PyjionCompileResult.osr_entry): the frame's locals and value
+// stack are as the interpreter left them at the loop header in edx; the
+// machine code goes on from that header's label.
+void Compiler::emit_osr_entry()
+{
+    if (loops_.empty()) return;
+    auto &a = em_.as();
+    osr_entry_ = a.newLabel();
+    a.align(AlignMode::kCode, 16);
+    a.bind(osr_entry_);
+    emit_frame_entry();
+    for (const LoopHeader &loop : loops_) {
+        a.cmp(x86::r15d, loop.header);
+        a.je(labels_[bytecode_.instr_at(loop.header)]);
+    }
+    a.mov(x86::rdi, Emitter::frame);
+    CALL(rt::pyj_rt_bad_resume);
+    a.jmp(exit_error_);
 }
 
 // A generator frame is (re)entered after its RETURN_GENERATOR or a YIELD_VALUE:

@@ -34,6 +34,15 @@ struct BoundaryMark {
     asmjit::Label label;
 };
 
+// A loop the machine code can be entered at from the interpreter (on-stack
+// replacement): the code unit a backward jump lands on, the last backward jump
+// to it, and the value-stack depth there.
+struct LoopHeader {
+    int header;
+    int end;
+    int depth;
+};
+
 class Compiler {
 public:
     Compiler(PyCodeObject *code, asmjit::CodeHolder &holder, const CompileOptions &options);
@@ -43,6 +52,9 @@ public:
 
     const std::vector<BoundaryMark> &boundaries() const { return boundaries_; }
     const std::vector<CallSite> &call_sites() const { return em_.call_sites(); }
+    // Loops the OSR entry can enter, and that entry (bound only if there are any).
+    const std::vector<LoopHeader> &loops() const { return loops_; }
+    const asmjit::Label &osr_entry() const { return osr_entry_; }
 
 private:
 #define OPCODE(name, num, caches, jump) void visit_##name(const Instr &ins);
@@ -51,6 +63,9 @@ private:
 
     void dispatch(const Instr &ins);
     void emit_prologue();
+    void emit_frame_entry();
+    void find_loops();
+    void emit_osr_entry();
     void emit_epilogue();
     void emit_resume_dispatch();
     static bool may_start_tracing(int opcode);
@@ -171,6 +186,8 @@ private:
     std::vector<std::unique_ptr<SiteData>> site_data_;
     uint64_t *warmup_ = nullptr;   // RESUMEs and backward jumps seen, up to kWarmupDelay
     asmjit::Label exit_return_, exit_error_, exit_unlinked_, exit_suspend_, exit_restore_;
+    std::vector<LoopHeader> loops_;
+    asmjit::Label osr_entry_;
 
 public:
     // Leaves the frame suspended (YIELD_VALUE): r14 holds the value to return

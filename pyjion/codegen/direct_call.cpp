@@ -12,7 +12,7 @@
 
 namespace pyjion::direct {
 
-PyjionHookState hook_state = {-1, 0, 0};
+PyjionHookState hook_state = {-1, nullptr, 0, nullptr};
 
 namespace {
 

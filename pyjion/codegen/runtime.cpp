@@ -1,5 +1,6 @@
 #include "runtime.h"
 
+#include "direct_call.h"
 #include "interp_state.h"
 
 #include <cstdio>
@@ -54,6 +55,16 @@ int pyj_rt_eval_breaker(PyThreadState *ts)
         return -1;
     }
     return 0;
+}
+
+// Hands the frame to CPython's interpreter (sys.settrace() started while it ran
+// compiled), through the hook when it is loaded: the hook knows the loop-header
+// traps it may have set in this code (pyjion/tiering.h).
+PyObject *pyj_rt_interpret(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag)
+{
+    PyjionEntry interpret = direct::hook_state.interpret;
+    if (interpret != nullptr) return interpret(ts, frame, throwflag);
+    return _PyEval_EvalFrameDefault(ts, frame, throwflag);
 }
 
 // Debug builds: at a bytecode boundary, every value-stack slot below the
