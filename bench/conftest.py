@@ -35,11 +35,12 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-ALL_MODES = ("stock", "cprofile", "hook", "jit", "profile")
+ALL_MODES = ("stock", "cprofile", "hook", "jit", "eager", "profile")
 
 # name -> (numerator mode, denominator mode, direction checked by tools/bench_check.py)
 RATIOS = {
     "speedup": ("stock", "jit", "higher"),
+    "speedup_eager": ("stock", "eager", "info"),
     "hook_overhead": ("hook", "stock", "lower"),
     "profile_overhead": ("profile", "stock", "lower"),
     "cprofile_overhead": ("cprofile", "stock", "lower"),
@@ -47,6 +48,7 @@ RATIOS = {
 }
 RATIO_LABELS = {
     "speedup": "speed-up stock/jit",
+    "speedup_eager": "speed-up stock/eager",
     "hook_overhead": "hook ovh hook/stock",
     "profile_overhead": "profiler ovh profile/stock",
     "cprofile_overhead": "cProfile ovh cprofile/stock",
@@ -211,7 +213,7 @@ def _build_report(config):
         # "ratios_min" (from the fastest rounds) is steadier on a busy machine:
         # tools/bench_check.py --stat min compares those instead.
         entry = {"modes": per_mode, "ratios": ratios, "ratios_min": ratios_min}
-        for mode in ("jit", "profile"):
+        for mode in ("jit", "eager", "profile"):
             extra = modes.get(mode, {}).get("extra", {})
             if "jit" in extra:
                 entry.setdefault("jit_coverage", {})[mode] = extra["jit"]

@@ -4,8 +4,10 @@ Modes (see README.md):
   stock     no hook installed (pyjion.disable())
   cprofile  stock CPython with a cProfile.Profile enabled around each run
   hook      pyjion.enable(jit=False): the PEP 523 hook counts calls, never compiles
-  jit       pyjion.enable(threshold=0): every function compiled on its first call
-  profile   pyjion.enable(threshold=0, profile=True): JIT plus pyjion's profiler
+  jit       pyjion.enable(): the default settings a user gets from PYJION=1 (tiered:
+            code is compiled once warm, loops move over by OSR; docs/tiering.md)
+  eager     pyjion.enable(threshold=0): every function compiled on its first call
+  profile   pyjion.enable(profile=True): the default JIT plus pyjion's profiler
 
 Each (program, mode) case loads a FRESH copy of the program module, so machine
 code compiled in one mode (cached per code object) cannot leak into another.
@@ -34,6 +36,7 @@ import types
 import pytest
 
 import pyjion
+from pyjion import _eval
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROGRAM_DIR = os.path.join(HERE, "programs")
@@ -41,7 +44,7 @@ PROGRAM_DIR = os.path.join(HERE, "programs")
 # Cases run program by program, and for each program in this mode order: the
 # modes a ratio compares run back to back (less drift from machine load), and
 # within a program nothing has been compiled before stock, cprofile and hook run.
-ALL_MODES = ("stock", "cprofile", "hook", "jit", "profile")
+ALL_MODES = ("stock", "cprofile", "hook", "jit", "eager", "profile")
 DEFAULT_ROUNDS = 9
 
 
@@ -193,15 +196,23 @@ def make_target(mode, run, results):
         return hook_target, profiler
     if mode == "jit":
         def jit_target():
-            pyjion.enable(threshold=0)
+            pyjion.enable(threshold=_eval.DEFAULT_THRESHOLD)
             try:
                 results.append(run())
             finally:
                 pyjion.disable()
         return jit_target, profiler
+    if mode == "eager":
+        def eager_target():
+            pyjion.enable(threshold=0)
+            try:
+                results.append(run())
+            finally:
+                pyjion.disable()
+        return eager_target, profiler
     if mode == "profile":
         def profile_target():
-            pyjion.enable(threshold=0, profile=True)
+            pyjion.enable(threshold=_eval.DEFAULT_THRESHOLD, profile=True)
             try:
                 results.append(run())
             finally:
@@ -243,7 +254,7 @@ def test_bench(benchmark, bench_record, program, mode):
     try:
         benchmark.pedantic(target, setup=stock_partner if partner is not None else None,
                            rounds=n_rounds, iterations=1, warmup_rounds=warmup_rounds)
-        if mode in ("jit", "profile"):
+        if mode in ("jit", "eager", "profile"):
             extra["jit"] = jit_summary(module)
             try:
                 extra["jit_totals"] = dict(pyjion.stats().get("jit", {}))

@@ -37,7 +37,8 @@ class JitInfo:
     """What pyjion knows about one code object (see pyjion.info)."""
 
     __slots__ = ("failed", "compile_result", "compiled", "optimizations", "pgc", "run_count",
-                 "tracing", "profiling", "state", "reason", "tier", "code_size", "arg_types")
+                 "tracing", "profiling", "state", "reason", "tier", "code_size", "arg_types",
+                 "samples", "osr_entries")
 
     def __init__(self, **fields):
         for name in self.__slots__:
@@ -121,7 +122,8 @@ def info(f):
         optimizations=0, pgc=pgc, run_count=rec["calls"],
         tracing=sys.gettrace() is not None or sys.getprofile() is not None,
         profiling=settings["profile"], state=state, reason=rec["reason"], tier=rec["tier"],
-        code_size=rec["code_size"], arg_types=rec["arg_types"])
+        code_size=rec["code_size"], arg_types=rec["arg_types"],
+        samples=rec["samples"], osr_entries=rec["osr_entries"])
 
 
 def _compiled_code(f):

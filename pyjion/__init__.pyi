@@ -37,6 +37,8 @@ class JitInfo:
     tier: int                     # 0 interpreter, 1 baseline machine code
     code_size: int                # bytes of machine code (0 if none)
     arg_types: Tuple[Tuple[str, ...], ...]  # type profile: names of types seen per argument
+    samples: int                  # sampler ticks that found it running interpreted (docs/tiering.md)
+    osr_entries: int              # interpreted frames moved into its machine code at a loop header
 
 def enable(threshold: Optional[int] = None, profile: bool = False, jit: bool = True) -> bool:
     """Install the PEP 523 hook. threshold: calls before compiling (0 = first call; None keeps

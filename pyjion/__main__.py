@@ -1,7 +1,7 @@
 """python -m pyjion: run a script or a module with the JIT (and optionally the profiler).
 
-    python -m pyjion [--threshold N] [--no-jit] [--profile] [-o out.prof] [--sort KEY]
-                     script.py [args ...]
+    python -m pyjion [--threshold N] [--no-jit] [--jit-stats] [--profile] [-o out.prof]
+                     [--sort KEY] script.py [args ...]
     python -m pyjion [options] -m module [args ...]
 
 The program runs as it would under ``python script.py`` / ``python -m module``: the same
@@ -10,7 +10,9 @@ left out; with -m the two runpy frames stay, as python -m prints them; an uncaug
 KeyboardInterrupt ends the process by SIGINT, as python does). The hook stays installed until
 the interpreter exits, so atexit handlers run with the JIT too.
 --profile prints the table ``python -m cProfile`` prints; with -o the profile is written to a
-file pstats reads instead (also as cProfile does)."""
+file pstats reads instead (also as cProfile does). --jit-stats prints what the JIT did (code
+objects compiled, left interpreted, loops entered from the interpreter, machine code alive) to
+stderr when the interpreter exits."""
 import argparse
 import builtins
 import io
@@ -23,7 +25,7 @@ import types
 import pyjion
 import pyjion.profile
 
-USAGE = ("python -m pyjion [--threshold N] [--no-jit] [--profile] [-o out.prof] [--sort KEY] "
+USAGE = ("python -m pyjion [--threshold N] [--no-jit] [--jit-stats] [--profile] [-o out.prof] [--sort KEY] "
          "(script.py | -m module) [args ...]")
 # Options that take a value (as separate argument or --opt=value).
 _VALUE_OPTIONS = ("--threshold", "-o", "--outfile", "-s", "--sort")
@@ -37,6 +39,8 @@ def _parser():
                         help="calls before a function is compiled (default: pyjion.enable's)")
     parser.add_argument("--no-jit", dest="jit", action="store_false",
                         help="install the hook (counting, profiling) but never compile")
+    parser.add_argument("--jit-stats", action="store_true",
+                        help="print the JIT's statistics (pyjion.stats()['jit']) to stderr at exit")
     parser.add_argument("--profile", action="store_true",
                         help="profile every Python call; print a table like python -m cProfile")
     parser.add_argument("-o", "--outfile", default=None, metavar="FILE",
@@ -227,11 +231,47 @@ def _show_profile(opts, functions):
         pyjion.profile.print_stats(sort=opts.sort, stats=functions)
 
 
+# ---- JIT statistics -----------------------------------------------------------------------
+
+def format_jit_stats(jit):
+    """One paragraph for a person, from pyjion.stats()["jit"]."""
+    lines = [
+        "pyjion: %d code objects compiled (%d bytecode instructions, %.1f KiB of machine code, "
+        "%.3f s compiling), %d left to the interpreter by the compiler"
+        % (jit["compiled"], jit["instructions"], jit["code_bytes"] / 1024, jit["compile_time_s"],
+           jit["failed"]),
+        "pyjion: %d code objects ran only interpreted (not warm enough to compile)"
+        % jit["interpreted"],
+        "pyjion: %d loops moved from the interpreter into machine code (%d sampler ticks charged)"
+        % (jit["osr_entries"], jit["samples"]),
+    ]
+    if "code_bytes_alive" in jit:
+        lines.append("pyjion: machine code alive now: %.1f KiB" % (jit["code_bytes_alive"] / 1024))
+    for reason, count in sorted(jit["failed_reasons"].items(), key=lambda kv: -kv[1])[:5]:
+        lines.append("pyjion:   %d not compiled: %s" % (count, reason))
+    return "\n".join(lines)
+
+
+def _print_jit_stats_at_exit():
+    import atexit
+
+    def report():
+        try:
+            sys.stderr.write(format_jit_stats(pyjion.stats()["jit"]) + "\n")
+            sys.stderr.flush()
+        except Exception:
+            pass
+
+    atexit.register(report)     # registered first, so it runs after the program's own handlers
+
+
 # ---- main -------------------------------------------------------------------------------
 
 def main(argv=None):
     opts = parse_args(sys.argv[1:] if argv is None else argv)
     kind, what, arg = _prepare(opts)
+    if opts.jit_stats:
+        _print_jit_stats_at_exit()
     if opts.profile:
         pyjion.reset_stats()
     try:

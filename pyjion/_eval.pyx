@@ -71,7 +71,6 @@ cdef extern from "cpython311.h":
     int pyj_frame_unit(PyjFrame *f) noexcept
     int pyj_code_nlocalsplus(PyCodeObject *co) noexcept
     int pyj_code_units(PyCodeObject *co) noexcept
-    int pyj_code_quickened(PyCodeObject *co) noexcept
     int pyj_code_unit_returns(PyCodeObject *co, int unit) noexcept
     int pyj_code_is_generator(PyCodeObject *co) noexcept
     int pyj_code_may_run_inline(PyCodeObject *co) noexcept
@@ -346,7 +345,7 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
         PyErr_Restore(et, ev, tb)
     if rec.state != PYJ_COMPILED or rec.osr_entry == NULL or rec.owner == NULL:
         return 0
-    if not pyj_code_quickened(co) or (g_inline_getitem and pyj_code_may_run_inline(co)):
+    if g_inline_getitem and pyj_code_may_run_inline(co):
         return 0
     header = g_codegen.osr_header(rec.owner, pyj_frame_unit(f), &depth)
     if header < 0 or pyj_code_unit_returns(co, header):
@@ -361,19 +360,25 @@ def _probe_inline_getitem():
     """Whether this CPython runs a class's Python __getitem__ inside the
     caller's interpreter activation without the hook (3.11 before the fix of
     BINARY_SUBSCR_GETITEM under PEP 523): then two-argument code gets no traps."""
-    global g_inline_getitem, g_probed, g_jit
-    class Probe:
-        def __getitem__(self, i):
-            return i
-    cdef bint jit = g_jit
-    probe = Probe()
-    g_jit = False             # the loop must run in the interpreter, specialised
+    global g_inline_getitem, g_probed, g_jit, g_profile, g_interpreted
+    cdef bint jit = g_jit, profile = g_profile
+    cdef Py_ssize_t interpreted = g_interpreted
+    g_jit = False             # the loop must run in the interpreter, specialised,
+    g_profile = False         # and is none of the program's business
+    ns = {}
     try:
-        for _ in range(64):
-            probe[0]
+        exec(compile("class Probe:\n"
+                     "    def __getitem__(self, i):\n"
+                     "        return i\n"
+                     "def run(probe):\n"
+                     "    for _ in range(64):\n"
+                     "        probe[0]\n", "<pyjion probe>", "exec"), ns)
+        ns["run"](ns["Probe"]())
     finally:
         g_jit = jit
-    g_inline_getitem = record_info(Probe.__getitem__.__code__)["calls"] != 64
+        g_profile = profile
+        g_interpreted = interpreted
+    g_inline_getitem = record_info(ns["Probe"].__getitem__.__code__)["calls"] != 64
     g_probed = True
     return g_inline_getitem
 
@@ -381,9 +386,9 @@ def _probe_inline_getitem():
 cdef update_sampler():
     """The sampler runs while the hook is installed and compiles by threshold."""
     if tiering_wanted():
+        if not g_probed and installed():
+            _probe_inline_getitem()
         if not pyj_sampler.running:
-            if not g_probed and installed():
-                _probe_inline_getitem()
             if pyj_sampler_start(on_sample, g_sample_interval_us) < 0:
                 raise RuntimeError("pyjion: could not start the sampler thread")
     else:

@@ -86,11 +86,6 @@ static inline void pyj_frame_set_stack_depth(PyjFrame *f, int depth) { f->stackt
 static inline int pyj_code_nlocalsplus(PyCodeObject *co) { return co->co_nlocalsplus; }
 static inline int pyj_code_units(PyCodeObject *co) { return (int)Py_SIZE(co); }
 
-/* The interpreter has specialised the code (after 8 calls and backward
- * jumps): its instructions in co_code_adaptive are no longer rewritten
- * wholesale, only one by one as they specialise. */
-static inline int pyj_code_quickened(PyCodeObject *co) { return co->co_warmup == 0; }
-
 /* The instruction at `unit` of co_code_adaptive leaves the interpreter's
  * activation (3.11 has no specialised forms of these three). */
 static inline int pyj_code_unit_returns(PyCodeObject *co, int unit)
@@ -101,7 +96,9 @@ static inline int pyj_code_unit_returns(PyCodeObject *co, int unit)
 
 /* Replaces the opcode at `unit` with RETURN_VALUE, keeping the oparg byte (the
  * second half of a superinstruction before it reads only that); returns the
- * unit it replaced. */
+ * unit it replaced. If the interpreter quickens the code meanwhile
+ * (_PyCode_Quicken), it passes over RETURN_VALUE, so the unit put back is the
+ * unspecialised instruction: correct, only not specialised. */
 static inline uint16_t pyj_code_set_return_trap(PyCodeObject *co, int unit)
 {
     _Py_CODEUNIT *u = &_PyCode_CODE(co)[unit];

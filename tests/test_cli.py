@@ -417,3 +417,35 @@ def test_no_jit_and_threshold(tmp_path):
     assert proc.returncode == 0, proc.stderr
     first = proc.stdout.split()
     assert first[:3] == ["True", "True", "0"] and first[3] in ("compiled", "failed")
+
+
+def test_jit_stats_at_exit(tmp_path):
+    write(tmp_path / "prog.py", """
+        import atexit
+        def warm(x):
+            return x * 2
+        def cold(x):
+            return x - 1
+        def main():
+            total = 0
+            for i in range(3_000_000):
+                total = (total + i) % 10007
+            return total
+        for i in range(2000):
+            warm(i)
+        cold(1)
+        atexit.register(lambda: print("program's exit handler"))
+        print(main())
+    """)
+    proc = pyjion(["prog.py"], tmp_path, ["--jit-stats"])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [str(sum(range(3_000_000)) % 10007), "program's exit handler"]
+    report = dict(re.findall(r"^pyjion: (\d+) (code objects compiled|code objects ran only interpreted"
+                             r"|loops moved)", proc.stderr, re.M)[i][::-1] for i in range(3))
+    # warm and main (by time) compiled at least, cold and the lambda never
+    assert int(report["code objects compiled"]) >= 2
+    assert int(report["code objects ran only interpreted"]) >= 2
+    assert int(report["loops moved"]) >= 1
+    # without the option nothing is printed
+    proc = pyjion(["prog.py"], tmp_path)
+    assert proc.returncode == 0 and "pyjion:" not in proc.stderr
