@@ -133,6 +133,7 @@ cdef extern from "tiering.h":
     ctypedef struct PyjSampler:
         int running
         int pending
+        unsigned int quiet
         unsigned long queued
     PyjSampler pyj_sampler
     PyjFrame *pyj_interp_frame
@@ -306,19 +307,23 @@ cdef int on_sample(void *arg) noexcept:
     """The sampler's pending call (main thread, GIL held, at an eval-breaker check)."""
     pyj_sampler.pending = 0
     if tiering_wanted() and pyj_get_eval_func() == hook:
-        sample_frame(PyThreadState_Get(), False)
+        if sample_frame(PyThreadState_Get(), False):
+            pyj_sampler.quiet = 0
+        else:
+            pyj_sampler.quiet += 1
     return 0
 
 
 cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
     """Charges a sample to the innermost frame the hook is interpreting; once its
     code is hot, compiles it and sets a trap at the header of the loop the frame
-    is in, so the frame goes on in machine code. Returns 1 if a trap was set."""
+    is in, so the frame goes on in machine code. Returns 1 if it compiled the
+    code or set a trap."""
     global g_samples
     cdef PyjFrame *f = pyj_interp_frame
     cdef PyCodeObject *co
     cdef PyjRecord *rec
-    cdef int header, depth = 0
+    cdef int header, depth = 0, compiled = 0
     cdef PyObject *et
     cdef PyObject *ev
     cdef PyObject *tb
@@ -341,17 +346,17 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
         if not force and rec.samples < g_hot_samples + <unsigned int>pyj_code_units(co) // g_units_per_sample:
             return 0
         PyErr_Fetch(&et, &ev, &tb)
-        compile_code(rec, co)
+        compiled = compile_code(rec, co)
         PyErr_Restore(et, ev, tb)
     if rec.state != PYJ_COMPILED or rec.osr_entry == NULL or rec.owner == NULL:
-        return 0
+        return compiled
     if g_inline_getitem and pyj_code_may_run_inline(co):
-        return 0
+        return compiled
     header = g_codegen.osr_header(rec.owner, pyj_frame_unit(f), &depth)
     if header < 0 or pyj_code_unit_returns(co, header):
-        return 0
+        return compiled
     if depth == 0 and pyj_code_nlocalsplus(co) == 0:
-        return 0              # RETURN_VALUE would pop from below the frame's values
+        return compiled       # RETURN_VALUE would pop from below the frame's values
     pyj_trap_arm(co, rec, header, depth)
     return 1
 

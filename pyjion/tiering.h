@@ -162,12 +162,21 @@ typedef struct {
     PyThreadState *main_ts;
     int (*callback)(void *);
     atomic_int pending;          /* a callback is queued and has not run yet */
+    atomic_uint quiet;           /* callbacks in a row that found nothing to compile or move */
     atomic_ulong queued;         /* statistics: callbacks queued */
 } PyjSampler;
 
 static PyjSampler pyj_sampler = {.interval_us = 1000};
 
 #define PYJ_SAMPLER_MAX_BACKOFF 64
+
+/* Once everything warm is compiled, ticks find nothing to do: tick every
+ * 4 ms after 64 such ticks, every 16 ms after 256 (a new hot loop is then
+ * found within a few tens of milliseconds). */
+static inline unsigned pyj_sampler_quiet_factor(unsigned quiet)
+{
+    return quiet >= 256 ? 16 : quiet >= 64 ? 4 : 1;
+}
 
 static void *pyj_sampler_main(void *arg)
 {
@@ -177,7 +186,8 @@ static void *pyj_sampler_main(void *arg)
     while (!s->stop) {
         struct timespec deadline;
         clock_gettime(CLOCK_MONOTONIC, &deadline);
-        uint64_t ns = (uint64_t)deadline.tv_nsec + (uint64_t)s->interval_us * backoff * 1000u;
+        unsigned factor = backoff * pyj_sampler_quiet_factor(atomic_load(&s->quiet));
+        uint64_t ns = (uint64_t)deadline.tv_nsec + (uint64_t)s->interval_us * factor * 1000u;
         deadline.tv_sec += (time_t)(ns / 1000000000u);
         deadline.tv_nsec = (long)(ns % 1000000000u);
         pthread_cond_timedwait(&s->wake, &s->lock, &deadline);
