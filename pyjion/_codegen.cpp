@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "codegen/code_heap.h"
 #include "codegen/compile.h"
 #include "codegen_api.h"
 #include "codegen/direct_call.h"
@@ -135,6 +136,16 @@ PYBIND11_MODULE(_codegen, m)
         if (!g_dump_asm) return py::none();
         return py::str(g_dump_asm_path);
     });
+
+    m.def("code_heap_stats", []() {
+        pyjion::code_heap::Stats s = pyjion::code_heap::stats();
+        py::dict out;
+        out["live_bytes"] = s.live_bytes;
+        out["mapped_bytes"] = s.mapped_bytes;
+        out["allocations"] = s.allocations;
+        out["arenas"] = s.arenas;
+        return out;
+    }, "The code heap: {live_bytes (allocated blocks), mapped_bytes (all arenas), allocations, arenas}.");
 
     m.attr("_C_API") = py::capsule(&api, "pyjion._codegen._C_API");
 }

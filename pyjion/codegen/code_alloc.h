@@ -1,8 +1,7 @@
-// Executable memory for compiled functions, and the object that owns one
-// function's machine code (it is released when the code object dies).
+// The object that owns one function's machine code (a block of the code heap,
+// codegen/code_heap.h, freed when the code object dies) and its annotations.
 #pragma once
 
-#include <asmjit/core.h>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -75,13 +74,5 @@ private:
     void *osr_entry_ = nullptr;
     std::vector<OsrLoop> loops_;
 };
-
-// The process-wide AsmJit runtime (used with the GIL held).
-asmjit::JitRuntime &jit_runtime();
-
-// Lays out the holder's sections, places them in executable memory and
-// resolves every address (JitRuntime::add's work, minus its shrink of the
-// allocation); *entry is the start, *size the bytes in use.
-asmjit::Error place_code(asmjit::CodeHolder &holder, void **entry, size_t *size);
 
 }  // namespace pyjion

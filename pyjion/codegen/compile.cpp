@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "../codegen_api.h"
+#include "code_heap.h"
 
 namespace pyjion {
 
@@ -46,7 +47,7 @@ std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOpti
 {
     asmjit::CodeHolder holder;
     ErrorCollector errors;
-    holder.init(jit_runtime().environment());
+    holder.init(asmjit::Environment::host());
     holder.setErrorHandler(&errors);
     // The listing: only with config(dump_asm=...); otherwise no logger is
     // attached, and AsmJit formats nothing.
@@ -65,7 +66,7 @@ std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOpti
     }
     void *entry = nullptr;
     size_t size = 0;
-    asmjit::Error err = place_code(holder, &entry, &size);
+    asmjit::Error err = code_heap::place(holder, &entry, &size);
     if (err != asmjit::kErrorOk) {
         throw CompileError{PYJION_RESULT_JIT_FAILURE,
                            std::string("AsmJit: ") + asmjit::DebugUtils::errorAsString(err)};
