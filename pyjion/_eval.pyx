@@ -605,7 +605,16 @@ def jit_stats():
             "compile_time_s": g_compile_seconds, "code_bytes": g_code_bytes,
             "instructions": g_instructions, "interpreted": g_interpreted,
             "samples": g_samples, "osr_traps": pyj_tier.traps, "osr_entries": pyj_tier.osr_entries,
-            "sampler_running": bool(pyj_sampler.running)}
+            "sampler_running": bool(pyj_sampler.running),
+            "code_bytes_alive": _code_bytes_alive()}
+
+
+def _code_bytes_alive():
+    """Bytes of machine code allocated now (the code heap's live bytes)."""
+    if g_codegen == NULL:
+        return 0
+    import pyjion._codegen
+    return pyjion._codegen.code_heap_stats()["live_bytes"]
 
 
 cdef double ticks_per_second():

@@ -405,3 +405,17 @@ def test_sampler_survives_fork():
     child = lines["child"].split()
     assert child[0] == "True" and child[1] == "1" and child[2] == expected
     assert lines["parent"].split() == ["True", expected]
+
+
+def test_stats_report_machine_code_alive():
+    ns = fresh_namespace("def f(x):\n    return x * 3\n", "tier")
+    with jit_on(threshold=0):
+        before = pyjion.stats()["jit"]["code_bytes_alive"]
+        ns["f"](1)
+        size = pyjion.info(ns["f"]).code_size
+        after = pyjion.stats()["jit"]["code_bytes_alive"]
+        assert size > 0 and after - before >= size
+        del ns
+        import gc
+        gc.collect()
+        assert pyjion.stats()["jit"]["code_bytes_alive"] <= after - size
