@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.pyjion-deps
 SOURCES := $(wildcard pyjion/*.pyx pyjion/*.h pyjion/*.cpp pyjion/codegen/*.cpp pyjion/codegen/*.h pyjion/codegen/*.def pyjion/codegen/*.c) setup.py pyproject.toml
 
-.PHONY: setup build demo test unit-test smoke bench bench-check fuzz regrtest refleak clean
+.PHONY: setup build demo test unit-test smoke bench bench-check bench-whole thirdparty fuzz regrtest refleak clean
 
 setup: build
 
@@ -67,6 +67,17 @@ bench: setup
 
 bench-check: setup
 	env -u PYJION $(PY) tools/bench_check.py --run --geomean-only
+
+# Whole-process runs of the bench programs (start-up + one run() + exit),
+# stock vs PYJION=1: bench/WHOLE_PROGRAM.md and .json (bench/whole_process.py).
+bench-whole: setup
+	env -u PYJION $(PY) bench/whole_process.py $(BENCH_WHOLE_ARGS)
+
+# Third-party test suites (mpmath, networkx; pip-installed into build/thirdparty),
+# stock vs PYJION=1: outcomes test by test, CPU time and peak RSS
+# (tools/thirdparty_suites.py; THIRDPARTY_ARGS="--jit-env PYJION_THRESHOLD=1000" etc.).
+thirdparty: setup
+	env -u PYJION $(PY) tools/thirdparty_suites.py --rounds $${THIRDPARTY_ROUNDS:-3} $(THIRDPARTY_ARGS)
 
 clean:
 	rm -rf build/lib* build/temp* pyjion/*.so pyjion/_eval.c *.egg-info $(VENV)/.pyjion-built
