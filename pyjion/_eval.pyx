@@ -66,6 +66,7 @@ cdef extern from "cpython311.h":
     int pyj_frame_is_resume(PyjFrame *f) noexcept
     int pyj_frame_creates_generator(PyjFrame *f) noexcept
     int pyj_recursion_will_fail(PyThreadState *ts) noexcept
+    int pyj_on_main_thread() noexcept
     _PyFrameEvalFunction pyj_get_eval_func() noexcept
     void pyj_set_eval_func(_PyFrameEvalFunction fn) noexcept
     int pyj_frame_unit(PyjFrame *f) noexcept
@@ -411,15 +412,26 @@ def _stop_sampler():
     pyj_trap_disarm()
 
 
+cdef bint g_fork_from_main = True
+
+
+def _before_fork():
+    global g_fork_from_main
+    g_fork_from_main = pyj_on_main_thread()
+
+
 def _after_fork_child():
-    if pyj_sampler_forget_after_fork():
+    # A child forked from a thread other than the main one ends when that
+    # thread exits, without atexit: a sampler started here would keep it
+    # alive, so such a child tiers by call counts only.
+    if pyj_sampler_forget_after_fork() and g_fork_from_main:
         update_sampler()
 
 
 import atexit as _atexit
 import os as _os
 _atexit.register(_stop_sampler)
-_os.register_at_fork(after_in_child=_after_fork_child)
+_os.register_at_fork(before=_before_fork, after_in_child=_after_fork_child)
 
 
 # ---- Python-level control ---------------------------------------------------

@@ -144,6 +144,14 @@ static inline PyThreadState *pyj_main_thread_state(void)
     return NULL;
 }
 
+/* Whether the calling thread is the one Python treats as its main thread:
+ * only a process whose main thread returns from main() runs atexit
+ * handlers; one forked from another thread ends when that thread exits. */
+static inline int pyj_on_main_thread(void)
+{
+    return PyThread_get_thread_ident() == _PyRuntime.main_thread;
+}
+
 /* Read without the GIL by the sampler thread: the main thread holds the GIL
  * and is the interpreter's only thread, so a pending call it is asked to run
  * cannot leave the eval breaker set for a thread that may not run it. */

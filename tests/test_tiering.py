@@ -407,6 +407,32 @@ def test_sampler_survives_fork():
     assert lines["parent"].split() == ["True", expected]
 
 
+def test_child_forked_from_a_thread_exits_with_that_thread():
+    # Such a child never runs atexit; a sampler thread left running in it
+    # would keep the process alive after its only Python thread is done.
+    if not hasattr(os, "fork"):
+        pytest.skip("no fork")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYJION")}
+    env["PYJION"] = "1"
+    code = textwrap.dedent("""
+        import os, sys, threading, pyjion
+        def work():
+            pid = os.fork()
+            if pid == 0:
+                print("child", threading.main_thread() is threading.current_thread(), flush=True)
+            else:
+                _, status = os.waitpid(pid, 0)
+                print("parent", os.waitstatus_to_exitcode(status), flush=True)
+        th = threading.Thread(target=work)
+        th.start()
+        th.join()
+    """)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert sorted(out.stdout.split("\n")[:2]) == ["child True", "parent 0"]
+
+
 def test_stats_report_machine_code_alive():
     ns = fresh_namespace("def f(x):\n    return x * 3\n", "tier")
     with jit_on(threshold=0):
