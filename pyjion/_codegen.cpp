@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "codegen/bytecode.h"
 #include "codegen/code_heap.h"
 #include "codegen/compile.h"
 #include "codegen_api.h"
@@ -100,7 +101,9 @@ PYBIND11_MODULE(_codegen, m)
         })
         .def_property_readonly("boundaries", [](const CompiledCode &c) {
             py::list out;
-            for (const auto &m : c.marks()) out.append(py::make_tuple(m.native_offset, m.bytecode_offset, m.opcode, m.oparg));
+            for (const auto &m : c.marks()) {
+                out.append(py::make_tuple(m.native_offset, m.bytecode_offset, pyjion::opcode_name(m.opcode), m.oparg));
+            }
             return out;
         }, "[(native offset, bytecode offset, opcode name, oparg)] at each bytecode boundary")
         .def_property_readonly("calls", [](const CompiledCode &c) {

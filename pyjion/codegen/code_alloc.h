@@ -4,24 +4,31 @@
 
 #include <cstdint>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "inline_cache.h"
 
 namespace pyjion {
 
+// Kept per bytecode instruction and per call for as long as the code lives
+// (dis_native's annotations), so kept small: 16 bytes each, nothing on the
+// heap (a std::string per entry made them 48 and 40 bytes, plus a heap
+// block for every name longer than 15 characters).
 struct NativeMark {
-    int bytecode_offset;
-    std::string opcode;
-    int oparg;
     uint32_t native_offset;
+    int32_t bytecode_offset;
+    int32_t oparg;
+    uint8_t opcode;           // the number; opcode_name() gives the name
 };
 
 struct NativeCall {
     uint32_t native_offset;   // offset just after the call instruction
-    std::string name;
+    const char *name;         // interned (intern_name): lives as long as the process
 };
+
+// A copy of `name` that lives as long as the process, one per distinct text
+// (called with the GIL held).
+const char *intern_name(const char *name);
 
 // A loop header the OSR entry can enter (see Compiler::find_loops).
 struct OsrLoop {

@@ -73,12 +73,16 @@ std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOpti
     }
     if (logger) write_listing(code, *options.dump_asm, *logger, entry, size);
     std::vector<NativeMark> marks;
+    marks.reserve(compiler.boundaries().size());
     for (const BoundaryMark &b : compiler.boundaries()) {
-        marks.push_back(NativeMark{b.bytecode_offset, opcode_name(b.opcode), b.oparg,
-                                   static_cast<uint32_t>(holder.labelOffsetFromBase(b.label))});
+        marks.push_back(NativeMark{static_cast<uint32_t>(holder.labelOffsetFromBase(b.label)), b.bytecode_offset,
+                                   b.oparg, static_cast<uint8_t>(b.opcode)});
     }
     std::vector<NativeCall> calls;
-    for (const CallSite &c : compiler.call_sites()) calls.push_back(NativeCall{c.native_offset(), c.name});
+    calls.reserve(compiler.call_sites().size());
+    for (const CallSite &c : compiler.call_sites()) {
+        calls.push_back(NativeCall{c.native_offset(), intern_name(c.name)});
+    }
     auto compiled = std::make_unique<CompiledCode>(entry, size, std::move(marks), std::move(calls),
                                                    compiler.take_site_data());
     if (!compiler.loops().empty()) {

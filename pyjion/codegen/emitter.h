@@ -22,7 +22,7 @@ namespace x86 = asmjit::x86;
 struct CallSite {
     const asmjit::Section *section;   // where the call was emitted
     uint32_t offset;                  // of the instruction after the call, in that section
-    std::string name;
+    const char *name;                 // the caller's (a literal or a table's): valid while compiling
     // The offset from the start of the machine code (once the sections are laid out).
     uint32_t native_offset() const { return static_cast<uint32_t>(section->offset() + offset); }
 };
