@@ -6,6 +6,7 @@
 #include "codegen/bytecode.h"
 #include "codegen/code_heap.h"
 #include "codegen/compile.h"
+#include "codegen/size_stats.h"
 #include "codegen_api.h"
 #include "codegen/direct_call.h"
 
@@ -149,6 +150,18 @@ PYBIND11_MODULE(_codegen, m)
         out["arenas"] = s.arenas;
         return out;
     }, "The code heap: {live_bytes (allocated blocks), mapped_bytes (all arenas), allocations, arenas}.");
+
+    m.def("code_size_by_opcode", []() {
+        pyjion::size_stats::Table t = pyjion::size_stats::totals();
+        py::dict out;
+        for (int i = 0; i <= pyjion::size_stats::kFrameBucket; i++) {
+            if (t[i].instructions == 0 && t[i].hot_bytes == 0 && t[i].cold_bytes == 0) continue;
+            const char *name = i == pyjion::size_stats::kFrameBucket ? "(frame)" : pyjion::opcode_name(i);
+            out[py::str(name)] = py::make_tuple(t[i].instructions, t[i].hot_bytes, t[i].cold_bytes);
+        }
+        return out;
+    }, "Machine code made so far, per opcode: {name: (instructions, hot bytes, cold bytes)}; "
+       "'(frame)' is the prologue, epilogue, OSR entry and shared exits.");
 
     m.attr("_C_API") = py::capsule(&api, "pyjion._codegen._C_API");
 }

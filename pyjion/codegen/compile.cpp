@@ -4,6 +4,7 @@
 
 #include "../codegen_api.h"
 #include "code_heap.h"
+#include "size_stats.h"
 
 namespace pyjion {
 
@@ -72,6 +73,7 @@ std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOpti
                            std::string("AsmJit: ") + asmjit::DebugUtils::errorAsString(err)};
     }
     if (logger) write_listing(code, *options.dump_asm, *logger, entry, size);
+    size_stats::add(compiler.finish_sizes());
     std::vector<NativeMark> marks;
     marks.reserve(compiler.boundaries().size());
     for (const BoundaryMark &b : compiler.boundaries()) {

@@ -67,7 +67,9 @@ void Compiler::compile()
             emit_tracing_check(ins);
         }
         fused_next_ = false;
+        em_.begin_instr(ins.opcode);
         dispatch(ins);
+        em_.end_instr();
         const Instr *last = &ins;
         if (fused_next_) {
             // The visitor also implemented the next instruction (e.g. COMPARE_OP + POP_JUMP).

@@ -52,6 +52,7 @@ public:
 
     const std::vector<BoundaryMark> &boundaries() const { return boundaries_; }
     const std::vector<CallSite> &call_sites() const { return em_.call_sites(); }
+    const size_stats::Table &finish_sizes() { return em_.finish_sizes(); }
     // Loops the OSR entry can enter, and that entry (bound only if there are any).
     const std::vector<LoopHeader> &loops() const { return loops_; }
     const asmjit::Label &osr_entry() const { return osr_entry_; }

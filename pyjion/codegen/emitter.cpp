@@ -66,7 +66,7 @@ void Emitter::set_prev_instr(int unit_index)
 Label Emitter::cold(std::function<void(Emitter &)> body)
 {
     Label l = a_.newLabel();
-    cold_.emplace_back(l, std::move(body));
+    cold_.push_back(ColdStub{l, std::move(body), owner_});
     return l;
 }
 
@@ -75,12 +75,51 @@ void Emitter::emit_cold()
     out_of_line([&] {
         // Stubs may add further stubs; index rather than iterate.
         for (size_t i = 0; i < cold_.size(); i++) {
-            a_.bind(cold_[i].first);
-            auto body = cold_[i].second;
+            a_.bind(cold_[i].label);
+            auto body = cold_[i].body;
+            int owner = cold_[i].owner;
+            size_t start = cold_section_->buffer().size();
+            owner_ = owner;   // stubs a stub asks for are its owner's too
             body(*this);
+            sizes_[owner].cold_bytes += cold_section_->buffer().size() - start;
         }
         cold_.clear();
+        owner_ = size_stats::kFrameBucket;
     });
+}
+
+const size_stats::Table &Emitter::finish_sizes()
+{
+    uint64_t hot = 0, cold = 0;
+    for (int i = 0; i < size_stats::kFrameBucket; i++) {
+        hot += sizes_[i].hot_bytes;
+        cold += sizes_[i].cold_bytes;
+    }
+    uint64_t text = text_section_->buffer().size();
+    uint64_t stubs = cold_section_ == text_section_ ? 0 : cold_section_->buffer().size();
+    sizes_[size_stats::kFrameBucket].hot_bytes = text > hot ? text - hot : 0;
+    sizes_[size_stats::kFrameBucket].cold_bytes = stubs > cold ? stubs - cold : 0;
+    return sizes_;
+}
+
+void Emitter::begin_instr(int opcode)
+{
+    owner_ = opcode;
+    hot_start_ = text_section_->buffer().size();
+    cold_start_ = cold_section_->buffer().size();
+}
+
+void Emitter::end_instr()
+{
+    size_stats::Bucket &b = sizes_[owner_];
+    b.instructions++;
+    if (cold_section_ == text_section_) {
+        b.hot_bytes += text_section_->buffer().size() - hot_start_;
+    } else {
+        b.hot_bytes += text_section_->buffer().size() - hot_start_;
+        b.cold_bytes += cold_section_->buffer().size() - cold_start_;
+    }
+    owner_ = size_stats::kFrameBucket;
 }
 
 }  // namespace pyjion

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "frame_layout.h"
+#include "size_stats.h"
 
 namespace pyjion {
 
@@ -81,6 +82,13 @@ public:
 
     const std::vector<CallSite> &call_sites() const { return calls_; }
 
+    // Size accounting: code emitted between begin_instr and end_instr, and
+    // the cold stubs asked for meanwhile, are charged to `opcode`.
+    void begin_instr(int opcode);
+    void end_instr();
+    // After the last code: what no instruction was charged goes to the frame bucket.
+    const size_stats::Table &finish_sizes();
+
     static constexpr x86::Gp frame = x86::rbx;
     static constexpr x86::Gp tstate = x86::r12;
     static constexpr x86::Gp first_instr = x86::r13;
@@ -91,7 +99,15 @@ private:
     asmjit::Section *cold_section_ = nullptr;
     bool in_cold_ = false;
     int nlocalsplus_;
-    std::vector<std::pair<asmjit::Label, std::function<void(Emitter &)>>> cold_;
+    struct ColdStub {
+        asmjit::Label label;
+        std::function<void(Emitter &)> body;
+        int owner;   // the opcode whose visitor asked for it
+    };
+    std::vector<ColdStub> cold_;
+    size_stats::Table sizes_{};
+    int owner_ = size_stats::kFrameBucket;
+    size_t hot_start_ = 0, cold_start_ = 0;
     std::vector<CallSite> calls_;
 };
 

@@ -1,0 +1,60 @@
+"""What the JIT's machine code is made of, per bytecode opcode, for one program.
+
+    python tools/code_size.py [--threshold N] [--top K] (script.py | -m module) [args ...]
+
+Runs the program in this process with the JIT on (default settings unless
+--threshold is given) and, when it ends, prints for each opcode the
+instructions compiled, the bytes of machine code in function bodies (hot) and
+out-of-line stubs (cold), and bytes per instruction, biggest first, from
+pyjion._codegen.code_size_by_opcode(). docs/code-size.md reads its output."""
+import atexit
+import runpy
+import sys
+
+import pyjion
+import pyjion._codegen
+
+
+def report(top, out=sys.stderr):
+    table = pyjion._codegen.code_size_by_opcode()
+    total = sum(h + c for _, h, c in table.values())
+    instrs = sum(n for n, _, _ in table.values())
+    if total == 0:
+        print("code_size: nothing was compiled", file=out)
+        return
+    print(f"code_size: {instrs} instructions compiled, {total} bytes of machine code, "
+          f"{total / max(instrs, 1):.1f} bytes per instruction", file=out)
+    print(f"{'opcode':28} {'instrs':>8} {'hot B':>10} {'cold B':>10} {'B/instr':>8} {'share':>6}", file=out)
+    rows = sorted(table.items(), key=lambda kv: -(kv[1][1] + kv[1][2]))
+    for name, (n, hot, cold) in rows[:top]:
+        per = f"{(hot + cold) / n:8.1f}" if n else f"{'-':>8}"
+        print(f"{name:28} {n:8} {hot:10} {cold:10} {per} {100 * (hot + cold) / total:5.1f}%", file=out)
+
+
+def main(argv):
+    threshold, top = None, 25
+    while argv and argv[0] in ("--threshold", "--top"):
+        if len(argv) < 2:
+            sys.exit(f"code_size: {argv[0]} needs a value")
+        if argv[0] == "--threshold":
+            threshold = int(argv[1])
+        else:
+            top = int(argv[1])
+        argv = argv[2:]
+    if not argv or (argv[0] == "-m" and len(argv) < 2):
+        sys.exit("usage: " + __doc__.splitlines()[2].strip())
+    atexit.register(report, top)
+    if threshold is None:
+        pyjion.enable()
+    else:
+        pyjion.enable(threshold=threshold)
+    if argv[0] == "-m":
+        sys.argv = argv[1:]
+        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = argv
+        runpy.run_path(argv[0], run_name="__main__")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
