@@ -376,12 +376,20 @@ def test_sampler_moves_a_single_long_call_into_machine_code(tmp_path):
     assert "osr" not in out.stderr
 
 
-def test_sampler_survives_fork():
+def run_forking_program(code, timeout):
+    """Runs `code` in a fresh interpreter with PYJION=1 (default settings)."""
     if not hasattr(os, "fork"):
         pytest.skip("no fork")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYJION")}
     env["PYJION"] = "1"
-    code = textwrap.dedent("""
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env, capture_output=True,
+                         text=True, timeout=timeout)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_sampler_survives_fork():
+    stdout = run_forking_program("""
         import os, pyjion
         def main():
             t = 0
@@ -396,11 +404,8 @@ def test_sampler_survives_fork():
             os._exit(0)
         os.waitpid(pid, 0)
         print("parent", pyjion.stats()["jit"]["sampler_running"], main())
-    """)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=300)
-    assert out.returncode == 0, out.stderr
-    lines = dict(l.split(" ", 1) for l in out.stdout.splitlines())
+    """, timeout=300)
+    lines = dict(l.split(" ", 1) for l in stdout.splitlines())
     expected = str(sum(range(2_000_000)) % 1009)
     child = lines["child"].split()
     assert child[0] == "True" and child[1] == "1" and child[2] == expected
@@ -410,11 +415,7 @@ def test_sampler_survives_fork():
 def test_child_forked_from_a_thread_exits_with_that_thread():
     # Such a child never runs atexit; a sampler thread left running in it
     # would keep the process alive after its only Python thread is done.
-    if not hasattr(os, "fork"):
-        pytest.skip("no fork")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYJION")}
-    env["PYJION"] = "1"
-    code = textwrap.dedent("""
+    stdout = run_forking_program("""
         import os, sys, threading, pyjion
         def work():
             pid = os.fork()
@@ -426,11 +427,8 @@ def test_child_forked_from_a_thread_exits_with_that_thread():
         th = threading.Thread(target=work)
         th.start()
         th.join()
-    """)
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert sorted(out.stdout.split("\n")[:2]) == ["child True", "parent 0"]
+    """, timeout=60)
+    assert sorted(stdout.split("\n")[:2]) == ["child True", "parent 0"]
 
 
 def test_stats_report_machine_code_alive():
