@@ -132,20 +132,28 @@ void Compiler::emit_tracing_check(const Instr &ins) { emit_tracing_check_at(ins.
 void Compiler::emit_tracing_check_at(int start, int depth)
 {
     auto &a = em_.as();
+    if (!tracing_handoff_.isValid()) {
+        tracing_handoff_ = em_.cold([this](Emitter &e) {
+            auto &a = e.as();
+            a.mov(x86::qword_ptr(Emitter::frame, layout::kFramePrevInstr), x86::rax);
+            a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
+            a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+            a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevious));
+            a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
+            a.mov(x86::rdi, Emitter::tstate);
+            a.mov(x86::rsi, Emitter::frame);
+            a.xor_(x86::edx, x86::edx);
+            CALL(rt::pyj_rt_interpret);
+            a.mov(x86::r14, x86::rax);
+            a.jmp(exit_restore_);
+        });
+    }
+    // Each check's own stub only says where the interpreter goes on.
     Label deopt = em_.cold([this, depth, start](Emitter &e) {
         auto &a = e.as();
         a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), code_->co_nlocalsplus + depth);
-        e.set_prev_instr(start - 1);   // the interpreter goes on at prev_instr + 1
-        a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
-        a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
-        a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevious));
-        a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
-        a.mov(x86::rdi, Emitter::tstate);
-        a.mov(x86::rsi, Emitter::frame);
-        a.xor_(x86::edx, x86::edx);
-        CALL(rt::pyj_rt_interpret);
-        a.mov(x86::r14, x86::rax);
-        a.jmp(exit_restore_);
+        a.lea(x86::rax, x86::ptr(Emitter::first_instr, (start - 1) * 2));   // it goes on at prev_instr + 1
+        a.jmp(tracing_handoff_);
     });
     a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
     a.cmp(x86::byte_ptr(x86::rax, layout::kCFrameUseTracing), 0);

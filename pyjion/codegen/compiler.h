@@ -187,6 +187,8 @@ private:
     std::vector<std::unique_ptr<SiteData>> site_data_;
     uint64_t *warmup_ = nullptr;   // RESUMEs and backward jumps seen, up to kWarmupDelay
     asmjit::Label exit_return_, exit_error_, exit_unlinked_, exit_suspend_, exit_restore_;
+    // The tail every tracing check shares (prev_instr in rax): made on first use.
+    asmjit::Label tracing_handoff_;
     std::vector<LoopHeader> loops_;
     asmjit::Label osr_entry_;
 
