@@ -161,7 +161,7 @@ PYBIND11_MODULE(_codegen, m)
         }
         return out;
     }, "Machine code made so far, per opcode: {name: (instructions, hot bytes, cold bytes)}; "
-       "'(frame)' is the prologue, epilogue, OSR entry and shared exits.");
+       "'(frame)' is the prologue, epilogue, OSR entry, shared exits and the tracing checks between instructions.");
 
     m.attr("_C_API") = py::capsule(&api, "pyjion._codegen._C_API");
 }

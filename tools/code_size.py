@@ -1,18 +1,17 @@
 """What the JIT's machine code is made of, per bytecode opcode, for one program.
 
-    python tools/code_size.py [--threshold N] [--top K] (script.py | -m module) [args ...]
+    python tools/code_size.py [--top K] [python -m pyjion's options] (script.py | -m module) [args ...]
 
-Runs the program in this process with the JIT on (default settings unless
---threshold is given) and, when it ends, prints for each opcode the
+Runs the program in this process as `python -m pyjion` runs it (default
+settings unless --threshold is given) and, when it ends, prints for each opcode the
 instructions compiled, the bytes of machine code in function bodies (hot) and
 out-of-line stubs (cold), and bytes per instruction, biggest first, from
 pyjion._codegen.code_size_by_opcode(). docs/code-size.md reads its output."""
 import atexit
-import runpy
 import sys
 
-import pyjion
 import pyjion._codegen
+import pyjion.__main__
 
 
 def report(top, out=sys.stderr):
@@ -32,28 +31,14 @@ def report(top, out=sys.stderr):
 
 
 def main(argv):
-    threshold, top = None, 25
-    while argv and argv[0] in ("--threshold", "--top"):
+    top = 25
+    if argv[:1] == ["--top"]:
         if len(argv) < 2:
-            sys.exit(f"code_size: {argv[0]} needs a value")
-        if argv[0] == "--threshold":
-            threshold = int(argv[1])
-        else:
-            top = int(argv[1])
+            sys.exit("code_size: --top needs a value")
+        top = int(argv[1])
         argv = argv[2:]
-    if not argv or (argv[0] == "-m" and len(argv) < 2):
-        sys.exit("usage: " + __doc__.splitlines()[2].strip())
-    atexit.register(report, top)
-    if threshold is None:
-        pyjion.enable()
-    else:
-        pyjion.enable(threshold=threshold)
-    if argv[0] == "-m":
-        sys.argv = argv[1:]
-        runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
-    else:
-        sys.argv = argv
-        runpy.run_path(argv[0], run_name="__main__")
+    atexit.register(report, top)   # before the program's own handlers, so it runs after them
+    pyjion.__main__.main(argv)
 
 
 if __name__ == "__main__":

@@ -113,12 +113,8 @@ void Emitter::end_instr()
 {
     size_stats::Bucket &b = sizes_[owner_];
     b.instructions++;
-    if (cold_section_ == text_section_) {
-        b.hot_bytes += text_section_->buffer().size() - hot_start_;
-    } else {
-        b.hot_bytes += text_section_->buffer().size() - hot_start_;
-        b.cold_bytes += cold_section_->buffer().size() - cold_start_;
-    }
+    b.hot_bytes += text_section_->buffer().size() - hot_start_;
+    if (cold_section_ != text_section_) b.cold_bytes += cold_section_->buffer().size() - cold_start_;
     owner_ = size_stats::kFrameBucket;
 }
 
