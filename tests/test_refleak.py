@@ -55,6 +55,17 @@ def test_clean_body_passes():
     assert not report.leaked
 
 
+def test_a_leak_is_the_floor_of_two_hunts():
+    # noise adds to a round of one hunt; the leak is in every round of both
+    first = refleak.LeakReport("x", [1, 1, 1], [0, 3, 0], [0, 0, 1])
+    confirmed = first.confirmed_by(refleak.LeakReport("x", [2, 1, 1], [0, 1, 0], [0, 0, 1]))
+    assert confirmed.refs == [1, 1, 1] and confirmed.leaked
+    assert confirmed.blocks == [0, 1, 0] and confirmed.fds == [0, 0, 1]
+    noise = first.confirmed_by(refleak.LeakReport("x", [1, 0, 1], [0, 0, 0], [0, 0, 0]))
+    assert noise.refs == [1, 0, 1] and not noise.leaked
+    assert first.confirmed_by(refleak.LeakReport("x", [-1, 1, 1], [0, 0, 0], [0, 0, -1])).refs == [0, 1, 1]
+
+
 @detector
 def test_detects_a_leaked_reference_to_none():
     leak = Leaker(None)
