@@ -259,15 +259,25 @@ def _hunt(body, warmup, runs, name, detail):
     return report
 
 
-def check(body, warmup=3, runs=3, name="body", retries=1):
-    """hunt(), raising LeakError on a leak. A leak is confirmed by measuring
-    again (`retries` times): a one-off growth (a cache that filled in a
-    measured round) is not a leak."""
-    report = hunt(body, warmup, runs, name)
-    for _ in range(retries):
-        if not report.leaked:
-            break
-        report = report.confirmed_by(hunt(body, 1, runs, name, detail=True))
+def confirm(report, body, runs, name, retries=2):
+    """The verdict on a first hunt's report: a growth it shows is measured
+    again (detail=True, naming the objects), up to `retries` times. A one-off
+    growth (a cache that filled in a measured round) does not come back; a
+    leak does. References from outside the body (a finaliser that runs in
+    some round) move single rounds either way, so one retry that shows the
+    leak confirms it, reported as the floor of the two hunts (confirmed_by);
+    a retry that does not show it asks for another."""
+    for _ in range(retries if report.leaked else 0):
+        again = hunt(body, 1, runs, name, detail=True)
+        if again.leaked:
+            return report.confirmed_by(again)
+        report = again
+    return report
+
+
+def check(body, warmup=3, runs=3, name="body", retries=2):
+    """hunt() and confirm(), raising LeakError on a leak."""
+    report = confirm(hunt(body, warmup, runs, name), body, runs, name, retries)
     if report.leaked:
         raise LeakError(str(report))
     return report
@@ -438,9 +448,7 @@ def regrtest_module(module, warmup, runs):
             _jit_off()
         clear_caches()
 
-    report = hunt(body, warmup, runs, name=module)
-    if report.leaked:      # confirm, naming the objects whose counts grow
-        report = report.confirmed_by(hunt(body, 1, runs, name=module, detail=True))
+    report = confirm(hunt(body, warmup, runs, name=module), body, runs, module)
     return report, problems
 
 
