@@ -79,7 +79,7 @@ PyObject *try_call(PyThreadState *ts, PyObject *func, PyObject *const *args, Py_
 // otherwise touches nothing and sets *done = false.
 PyObject *try_construct(PyThreadState *ts, PyObject *cls, PyObject *const *args, Py_ssize_t nargs, bool *done);
 
-// ---- the inline call sequence (direct_call_emit.cpp) and its runtime pieces ----
+// ---- the direct-call stub (direct_call_emit.cpp) and its runtime pieces ----
 
 // Releases a directly called frame whose machine code has returned (3.11's
 // _PyFrame_Clear, frame objects included) and pops it off the data stack.

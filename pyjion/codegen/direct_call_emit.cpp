@@ -1,11 +1,15 @@
-// The inline sequence of a direct call (see direct_call.h): every check is a
-// few loads and compares, the callee's frame is filled in place, and only the
-// release of the finished frame is a C call. Cases it does not take (defaults
-// to fill in, a full data-stack chunk, a callee not compiled yet, a tracer or
-// the profiler active) go to the generic path, which still calls directly
-// where it can (direct::try_call).
+// The direct call of a Python function from machine code (see direct_call.h):
+// one stub per process holds the whole sequence (every check a few loads and
+// compares, the callee's frame filled in place, only the release of the
+// finished frame a C call); each CALL site only loads three registers and
+// calls it. Inlined at every site, the sequence was ~490 bytes per CALL, a
+// quarter of all machine code (docs/code-size.md). Cases it does not take
+// (defaults to fill in, a full data-stack chunk, a callee not compiled yet,
+// a tracer or the profiler active) go to the site's generic path, which
+// still calls directly where it can (direct::try_call).
 #include "compiler.h"
 #include "direct_call.h"
+#include "code_heap.h"
 #include "interp_state.h"
 
 #include "../code_extra.h"
@@ -29,25 +33,38 @@ constexpr int32_t kFrameOwner = offsetof(_PyInterpreterFrame, owner);
 
 }  // namespace
 
-void emit_direct_call(Compiler &c, int base, int nargs, int cache_unit, const Label &generic, const Label &done)
-{
-    auto &a = c.as();
-    auto &em = c.em();
-    Label is_method = a.newLabel(), selected = a.newLabel();
-    Label copy_done = a.newLabel(), null_loop = a.newLabel(), nulls_done = a.newLabel();
+namespace {
 
-    // rdi = the callable, rsi = its first argument, edx = the argument count:
-    // [NULL, func, args...] or [method, self, args...].
-    a.mov(x86::rdi, em.stack(base));
+// The stub's contract (it runs in the caller's context: rbx, r12 and r13 are
+// the caller's frame, thread state and code base, Emitter's fixed registers):
+//   in:  rsi = address of value-stack slot `base`, [NULL, func, args...] or
+//        [method, self, args...]; edx = the CALL's oparg; rcx = the value the
+//        caller's prev_instr takes if the call is made (its last cache entry)
+//   nargs: the oparg the stub is made for (edx equals it), or -1: any oparg
+//   out: rax = the result (NULL with an exception set), or kNotTaken with
+//        nothing changed; caller-saved registers, r14 and r15 clobbered.
+constexpr int32_t kNotTaken = 1;
+
+void emit_stub(Emitter &em, int nargs)
+{
+    auto &a = em.as();
+    Label generic = a.newLabel(), is_method = a.newLabel(), selected = a.newLabel();
+    Label copy_loop = a.newLabel(), copy_done = a.newLabel(), null_loop = a.newLabel(), nulls_done = a.newLabel();
+
+    // The return address left rsp 8 off the ABI's 16-byte alignment: the
+    // saved prev_instr value restores it for the calls below.
+    a.push(x86::rcx);
+
+    // rdi = the callable, rsi = its first argument, edx = the argument count.
+    a.mov(x86::rdi, x86::qword_ptr(x86::rsi));
     a.test(x86::rdi, x86::rdi);
     a.jnz(is_method);
-    a.mov(x86::rdi, em.stack(base + 1));
-    a.lea(x86::rsi, em.stack(base + 2));
-    a.mov(x86::edx, nargs);
+    a.mov(x86::rdi, x86::qword_ptr(x86::rsi, 8));
+    a.add(x86::rsi, 16);
     a.jmp(selected);
     a.bind(is_method);
-    a.lea(x86::rsi, em.stack(base + 1));
-    a.mov(x86::edx, nargs + 1);
+    a.add(x86::rsi, 8);
+    a.inc(x86::edx);
     a.bind(selected);
 
     // A plain Python function (vectorcall not replaced) whose code takes
@@ -135,28 +152,45 @@ void emit_direct_call(Compiler &c, int base, int nargs, int cache_unit, const La
     a.mov(x86::qword_ptr(x86::r10, layout::kFramePrevInstr), x86::r11);
     a.mov(x86::byte_ptr(x86::r10, layout::kFrameIsEntry), 0);
     a.mov(x86::byte_ptr(x86::r10, kFrameOwner), FRAME_OWNED_BY_THREAD);
-    // localsplus[0 .. nargs) = the arguments; the rest (eax slots in all) NULL.
-    for (int i = 0; i <= nargs; i++) {
-        if (i == nargs) {
-            a.cmp(x86::edx, nargs);   // a method call has one argument more
-            a.je(copy_done);
+    // localsplus[0 .. edx) = the arguments; the rest (eax slots in all) NULL.
+    // (edx <= eax: the arguments are the code's first locals.) A stub made
+    // for a known oparg copies them unrolled (a method call has one more).
+    if (nargs >= 0) {
+        for (int i = 0; i <= nargs; i++) {
+            if (i == nargs) {
+                a.cmp(x86::edx, nargs);
+                a.je(copy_done);
+            }
+            a.mov(x86::r11, x86::qword_ptr(x86::rsi, 8 * i));
+            a.mov(x86::qword_ptr(x86::r10, layout::local_offset(i)), x86::r11);
         }
-        a.mov(x86::r11, x86::qword_ptr(x86::rsi, 8 * i));
-        a.mov(x86::qword_ptr(x86::r10, layout::local_offset(i)), x86::r11);
+        a.bind(copy_done);
+        a.mov(x86::r8d, x86::edx);
+    } else {
+        a.xor_(x86::r8d, x86::r8d);
+        a.bind(copy_loop);
+        a.cmp(x86::r8d, x86::edx);
+        a.jge(copy_done);
+        a.mov(x86::r11, x86::qword_ptr(x86::rsi, x86::r8, 3));
+        a.mov(x86::qword_ptr(x86::r10, x86::r8, 3, layout::kFrameLocalsPlus), x86::r11);
+        a.inc(x86::r8d);
+        a.jmp(copy_loop);
+        a.bind(copy_done);
     }
-    a.bind(copy_done);
     a.bind(null_loop);
-    a.cmp(x86::edx, x86::eax);
+    a.cmp(x86::r8d, x86::eax);
     a.jge(nulls_done);
-    a.mov(x86::qword_ptr(x86::r10, x86::rdx, 3, layout::kFrameLocalsPlus), 0);
-    a.inc(x86::edx);
+    a.mov(x86::qword_ptr(x86::r10, x86::r8, 3, layout::kFrameLocalsPlus), 0);
+    a.inc(x86::r8d);
     a.jmp(null_loop);
     a.bind(nulls_done);
 
     // Enter the callee's machine code; the traceback of an exception coming
-    // out of it names this CALL's last cache entry, as in the interpreter.
+    // out of it names the caller's CALL (its last cache entry), as in the
+    // interpreter.
     a.inc(x86::qword_ptr(x86::r9, offsetof(PyjRecord, calls)));
-    em.set_prev_instr(cache_unit);
+    a.mov(x86::rax, x86::qword_ptr(x86::rsp));
+    a.mov(x86::qword_ptr(Emitter::frame, layout::kFramePrevInstr), x86::rax);
     a.mov(x86::r15, x86::r10);
     a.mov(x86::rdi, Emitter::tstate);
     a.mov(x86::rsi, x86::r10);
@@ -165,9 +199,59 @@ void emit_direct_call(Compiler &c, int base, int nargs, int cache_unit, const La
     a.mov(x86::r14, x86::rax);
     a.mov(x86::rdi, Emitter::tstate);
     a.mov(x86::rsi, x86::r15);
-    PYJ_CALL(c, direct::finish_frame);
+    em.call(reinterpret_cast<const void *>(&direct::finish_frame), "direct::finish_frame");
     a.mov(x86::rax, x86::r14);
-    a.jmp(done);
+    a.add(x86::rsp, 8);
+    a.ret();
+
+    a.bind(generic);
+    a.add(x86::rsp, 8);
+    a.mov(x86::eax, kNotTaken);
+    a.ret();
+}
+
+// One stub per oparg up to kUnrolledArgs (most calls), one for the rest
+// that copies the arguments in a loop: ~10 instructions less per call than
+// the loop. Each is made at the first compile that asks (GIL held) and kept
+// for the life of the process; nullptr if it could not be made (those calls
+// then take the generic path).
+constexpr int kUnrolledArgs = 4;
+
+const void *shared_stub(int oparg)
+{
+    int which = oparg <= kUnrolledArgs ? oparg : kUnrolledArgs + 1;
+    static bool tried[kUnrolledArgs + 2];
+    static void *stubs[kUnrolledArgs + 2];
+    if (tried[which]) return stubs[which];
+    tried[which] = true;
+    asmjit::CodeHolder holder;
+    holder.init(asmjit::Environment::host());
+    Emitter em(holder, 0);
+    emit_stub(em, which <= kUnrolledArgs ? which : -1);
+    void *entry = nullptr;
+    size_t size = 0;
+    if (code_heap::place(holder, &entry, &size) == asmjit::kErrorOk) stubs[which] = entry;
+    return stubs[which];
+}
+
+}  // namespace
+
+void emit_direct_call(Compiler &c, int base, int nargs, int cache_unit, const Label &generic, const Label &done)
+{
+    auto &a = c.as();
+    auto &em = c.em();
+    const void *stub = shared_stub(nargs);
+    if (stub == nullptr) {
+        a.jmp(generic);
+        return;
+    }
+    a.lea(x86::rsi, em.stack(base));
+    a.mov(x86::edx, nargs);
+    a.lea(x86::rcx, x86::ptr(Emitter::first_instr, cache_unit * 2));
+    em.call(stub, "direct call stub");
+    a.cmp(x86::rax, kNotTaken);
+    a.jne(done);
+    a.jmp(generic);
 }
 
 }  // namespace pyjion
