@@ -122,3 +122,66 @@ def f(a, b, c):
     return t, u, v, w, small is five, chain, (a + b) is (b + a)
 """, [(1000, 3, 7), (2, 3, 4), (-70000, 3, 1), (2**29, 1, 1), (2**29, 2, 0), (1.5, 2.25, -3.0),
       (0.1, 3, 2**40), (10**20, 3, 1), (-3, 1, 5)], name="f", expect="return")
+
+
+# ---- sites the interpreter quickened first ------------------------------------------
+# Compiled once warm (the default), a BINARY_OP or COMPARE_OP site keeps only
+# the fast path CPython's own specialisation chose there (BINARY_OP_ADD_INT,
+# COMPARE_OP_FLOAT_JUMP, ...), or none. Whatever the types later, results and
+# exceptions stay the interpreter's.
+
+QUICKENED_SRC = """
+def f(a, b):
+    r = [a + b, a - b, a * b, a / b if b else None, a < b, a == b]
+    if a < b:
+        r.append("lt")
+    if a >= b:
+        r.append("ge")
+    return r
+"""
+WARMUPS = {"ints": (3, 4), "floats": (1.5, 2.5), "strs": ("x", "y"), "none": None}
+
+
+def warmed(kind):
+    """f compiled after 300 interpreted calls with `kind` operands (threshold
+    200); "none": compiled at its first call (eager, nothing quickened)."""
+    f = make(QUICKENED_SRC, "f")
+    if WARMUPS[kind] is None:
+        pyjion.enable(threshold=0)
+        f(3, 4)
+    else:
+        pyjion.enable(threshold=200)
+        for _ in range(300):
+            try:
+                f(*WARMUPS[kind])
+            except TypeError:   # str - str: the other sites still ran
+                pass
+    return f
+
+
+@pytest.mark.parametrize("kind", sorted(WARMUPS))
+def test_quickened_sites_keep_the_interpreters_results(kind):
+    values = [v for v in VALUES if not isinstance(v, complex)] + ["a", "b", None]
+    reference = make(QUICKENED_SRC, "f")
+    expected = [repr(outcome(reference, a, b)) for a, b in itertools.product(values, values)]
+    f = warmed(kind)
+    try:
+        assert pyjion.info(f).compiled
+        got = [repr(outcome(f, a, b)) for a, b in itertools.product(values, values)]
+    finally:
+        pyjion.disable()
+    assert got == expected
+
+
+def test_quickened_sites_emit_only_the_paths_they_saw():
+    sizes = {}
+    for kind in WARMUPS:
+        f = warmed(kind)
+        try:
+            assert pyjion.info(f).compiled
+            sizes[kind] = pyjion.info(f).code_size
+        finally:
+            pyjion.disable()
+    # both fast paths everywhere > one of them > none (str sites)
+    assert sizes["none"] > sizes["ints"] > sizes["strs"]
+    assert sizes["none"] > sizes["floats"] > sizes["strs"]

@@ -35,6 +35,55 @@ bool float_fast_path(int nb)
     }
 }
 
+// What CPython 3.11's specialising interpreter learnt at this site, read off
+// its quickened instruction in co_code_adaptive. Code compiled once warm
+// (the default) has run interpreted: a site specialised for ints or floats
+// needs only that fast path, one specialised for str or left adaptive
+// (its operands are some other types, or it never ran) needs neither. Code
+// not quickened yet (eager mode) gets both.
+enum class SiteTypes { kUnknown, kInts, kFloats, kOther };
+
+bool is_bool_jump(int opcode);
+
+SiteTypes quickened_types(Compiler &c, bool binary_op)
+{
+    int unit = c.current().index;
+    int op = _Py_OPCODE(reinterpret_cast<_Py_CODEUNIT *>(c.code()->co_code_adaptive)[unit]);
+    if (binary_op) {
+        switch (op) {
+        case BINARY_OP_ADD_INT: case BINARY_OP_SUBTRACT_INT: case BINARY_OP_MULTIPLY_INT:
+            return SiteTypes::kInts;
+        case BINARY_OP_ADD_FLOAT: case BINARY_OP_SUBTRACT_FLOAT: case BINARY_OP_MULTIPLY_FLOAT:
+            return SiteTypes::kFloats;
+        case BINARY_OP_ADD_UNICODE: case BINARY_OP_INPLACE_ADD_UNICODE:
+            return SiteTypes::kOther;
+        case BINARY_OP_ADAPTIVE: {
+            // 3.11 specialises only +, - and * (in place or not): for the
+            // other operators an adaptive site says nothing.
+            int nb = c.current().oparg;
+            bool specialisable = nb == NB_ADD || nb == NB_INPLACE_ADD || nb == NB_SUBTRACT ||
+                                 nb == NB_INPLACE_SUBTRACT || nb == NB_MULTIPLY || nb == NB_INPLACE_MULTIPLY;
+            return specialisable ? SiteTypes::kOther : SiteTypes::kUnknown;
+        }
+        default:
+            return SiteTypes::kUnknown;
+        }
+    }
+    switch (op) {
+    case COMPARE_OP_INT_JUMP: return SiteTypes::kInts;
+    case COMPARE_OP_FLOAT_JUMP: return SiteTypes::kFloats;
+    case COMPARE_OP_STR_JUMP: return SiteTypes::kOther;
+    case COMPARE_OP_ADAPTIVE:
+        // 3.11 specialises only a comparison that a conditional jump follows
+        if (const Instr *next = c.fusable_next()) {
+            if (is_bool_jump(next->opcode)) return SiteTypes::kOther;
+        }
+        return SiteTypes::kUnknown;
+    default:
+        return SiteTypes::kUnknown;
+    }
+}
+
 }  // namespace
 
 void guard_type(Compiler &c, const x86::Gp &obj, PyTypeObject *type, const Label &fail)
@@ -106,7 +155,9 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
     auto &a = c.as();
     auto &em = c.em();
     Label generic = a.newLabel(), have_result = a.newLabel(), done = a.newLabel();
-    bool ints = int_fast_path(nb), floats = float_fast_path(nb);
+    SiteTypes seen = quickened_types(c, true);
+    bool ints = int_fast_path(nb) && (seen == SiteTypes::kUnknown || seen == SiteTypes::kInts);
+    bool floats = float_fast_path(nb) && (seen == SiteTypes::kUnknown || seen == SiteTypes::kFloats);
     Label not_int = floats ? a.newLabel() : generic;
     int depth = c.depth();
     // An operand only the value stack holds (refcount 1) is dead after this:
@@ -307,22 +358,37 @@ void emit_compare_op(Compiler &c, int op)
     int depth = c.depth();
 
     // Fast paths: decide true/false without making a bool. Ints inline,
-    // floats out of line.
-    a.mov(x86::rdi, c.top(1));
-    a.mov(x86::rsi, c.top(0));
-    guard_both(c, &PyLong_Type, not_int, generic);
-    load_small_int(c, x86::rdi, x86::r8, generic);
-    load_small_int(c, x86::rsi, x86::r9, generic);
-    a.cmp(x86::r8, x86::r9);
-    jump_if_int_cmp(a, op, is_true);
-    em.out_of_line([&] {
-        a.bind(not_int);
-        guard_both(c, &PyFloat_Type, generic, generic);
+    // floats out of line; only the one a quickened site has seen, or none.
+    SiteTypes seen = quickened_types(c, false);
+    bool ints = seen == SiteTypes::kUnknown || seen == SiteTypes::kInts;
+    bool floats = seen == SiteTypes::kUnknown || seen == SiteTypes::kFloats;
+    auto float_compare = [&]() {
         a.movsd(x86::xmm0, x86::qword_ptr(x86::rdi, layout::kFloatValue));
         a.movsd(x86::xmm1, x86::qword_ptr(x86::rsi, layout::kFloatValue));
         jump_if_float_cmp(a, op, is_true);
         a.jmp(is_false);
-    });
+    };
+    a.mov(x86::rdi, c.top(1));
+    a.mov(x86::rsi, c.top(0));
+    if (ints) {
+        guard_both(c, &PyLong_Type, floats ? not_int : generic, generic);
+        load_small_int(c, x86::rdi, x86::r8, generic);
+        load_small_int(c, x86::rsi, x86::r9, generic);
+        a.cmp(x86::r8, x86::r9);
+        jump_if_int_cmp(a, op, is_true);
+        if (floats) {
+            em.out_of_line([&] {
+                a.bind(not_int);
+                guard_both(c, &PyFloat_Type, generic, generic);
+                float_compare();
+            });
+        }
+    } else if (floats) {
+        guard_both(c, &PyFloat_Type, generic, generic);
+        float_compare();
+    } else {
+        a.jmp(generic);
+    }
 
     // Both fast outcomes release the operands (ints and floats run no Python
     // code when they die) and either push a bool or take the fused jump.
@@ -346,8 +412,10 @@ void emit_compare_op(Compiler &c, int op)
         }
         c.grow(2);
     };
-    outcome(is_false, false);   // the int comparison falls through to false
-    outcome(is_true, true);
+    if (ints || floats) {
+        outcome(is_false, false);   // the int comparison falls through to false
+        outcome(is_true, true);
+    }
 
     // Generic: PyObject_RichCompare, then (if fused) the truth test of the result.
     em.out_of_line([&] {

@@ -910,6 +910,17 @@ static void emit_cached_c_call(Compiler &c, int base, CallCache *site, const Lab
     a.call(x86::qword_ptr(x86::r11, offsetof(CallCache, call)));
 }
 
+// The code names an attribute `append` (co_names): only then can a CALL find
+// list.append's descriptor in its method slot, which only LOAD_METHOD puts
+// there (so the append path is not emitted at the other one-argument calls).
+static bool names_append(PyCodeObject *code)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(code->co_names); i++) {
+        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(code->co_names, i), "append") == 0) return true;
+    }
+    return false;
+}
+
 void Compiler::visit_CALL(const Instr &ins)
 {
     auto &a = em_.as();
@@ -937,7 +948,7 @@ void Compiler::visit_CALL(const Instr &ins)
     if (kwnames == nullptr) {
         site = new_site_data<CallCache>();
         site->precall_instr = reinterpret_cast<_Py_CODEUNIT *>(code_->co_code_adaptive) + precall;
-        if (ins.oparg == 1) {
+        if (ins.oparg == 1 && names_append(code_)) {
             // [list.append, list, item] in warm code, with room in the list:
             // the append itself (PRECALL_NO_KW_LIST_APPEND, _PyList_AppendTakeRef),
             // out of line so that other calls' code stays compact.
