@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "codegen/attr_cache.h"
 #include "codegen/bytecode.h"
 #include "codegen/code_heap.h"
 #include "codegen/compile.h"
@@ -162,6 +163,9 @@ PYBIND11_MODULE(_codegen, m)
         return out;
     }, "Machine code made so far, per opcode: {name: (instructions, hot bytes, cold bytes)}; "
        "'(frame)' is the prologue, epilogue, OSR entry, shared exits and the tracing checks between instructions.");
+
+    m.def("attr_load_misses", []() { return pyjion::rtn::load_misses(); },
+          "LOAD_ATTR / LOAD_METHOD lookups compiled code left to the generic path so far (cache misses).");
 
     m.attr("_C_API") = py::capsule(&api, "pyjion._codegen._C_API");
 }

@@ -870,3 +870,70 @@ class D(C):
 
 
 assert sys.version_info[:2] == (3, 11)
+
+
+def test_warm_sites_hit_every_kind_and_entry():
+    """Past the first entry's inline kinds, the other kinds and entries are
+    answered by the C probe (rtn::pyj_attr_probe): a warm polymorphic site
+    over four owner kinds (instance values, __slots__, a module, a
+    materialised dict; a class; a class attribute; methods of a plain, a
+    __slots__ and a dict-ful instance) must stop missing, and still answer as
+    stock does."""
+    import pyjion._codegen
+    src = """
+import types
+class Plain:
+    k = "class attr"
+    def __init__(self): self.x = 1
+    def m(self): return "plain"
+class Slotted:
+    __slots__ = ("x",)
+    def __init__(self): self.x = 2
+    def m(self): return "slotted"
+class Dictful:
+    def __init__(self):
+        self.__dict__ = {"x": 3}   # a dict of its own (combined table)
+    def m(self): return "dictful"
+class Owner:
+    x = 4
+mod = types.ModuleType("m")
+mod.x = 5
+OWNERS = [Plain(), Slotted(), Dictful(), mod]
+def get_x(o):
+    return o.x
+def get_k(o):
+    return o.k
+def get_cx(o):
+    return o.x
+def call_m(o):
+    return o.m()
+def sweep():
+    out = []
+    for o in OWNERS:
+        out.append(get_x(o))
+    out.append(get_cx(Owner))
+    out.append(get_k(OWNERS[0]))
+    for o in OWNERS[:3]:
+        out.append(call_m(o))
+    return out
+"""
+    misses = []
+    count = pyjion._codegen.attr_load_misses   # (no attribute loads of the driver's own in between)
+
+    def driver(ns, log):
+        for _ in range(3):
+            log.note(ns["sweep"]())
+        for _ in range(50):      # past the compiled code's warm-up: caches fill
+            ns["sweep"]()
+        sweep = ns["sweep"]
+        before = count()
+        for _ in range(200):
+            sweep()
+        after = count()
+        misses.append(after - before)
+        log.note(ns["sweep"]())
+        ns["mod"].x = 6          # the module's dict changes: a miss, then hits again
+        log.note(ns["sweep"]())
+
+    run_both(src, driver, compiled=("get_x", "get_k", "get_cx", "call_m", "sweep"))
+    assert misses[0] == 0, misses   # four owners per site at most: as many ways

@@ -273,11 +273,84 @@ void fill_store(AttrCache *c, PyObject *owner, PyObject *name, PyObject *value)
     if (ix >= 0 && values->values[ix] == value) fill(c, tp, version, kAttrInstanceValue, ix, nullptr, 0, nullptr);
 }
 
+// The owner cannot shadow the entry's class attribute: it has managed-dict
+// values and the shared keys `guard` have not grown since the fill.
+bool no_shadow_values(const AttrEntry &e, PyObject *owner)
+{
+    return managed_values(owner) != nullptr &&
+           static_cast<uint64_t>(static_cast<PyDictKeysObject *>(e.guard)->dk_nentries) == e.guard_version;
+}
+
+// One entry's answer under its kind's guards (the type guard has held); the
+// same checks, in C, as the inline paths of visit_names.cpp.
+AttrProbe probe_entry(const AttrEntry &e, PyObject *owner, bool method)
+{
+    constexpr AttrProbe none{nullptr, 0};
+    switch (e.kind) {
+    case kAttrInstanceValue: {
+        PyDictValues *values = managed_values(owner);
+        return values != nullptr ? AttrProbe{values->values[e.index], 0} : none;
+    }
+    case kAttrInstanceDict: {
+        auto *dict = reinterpret_cast<PyDictObject *>(managed_dict(owner));
+        if (dict == nullptr || dict->ma_values != nullptr) return none;
+        PyDictKeysObject *keys = dict->ma_keys;
+        if (keys->dk_kind != DICT_KEYS_UNICODE || static_cast<uint64_t>(e.index) >= static_cast<uint64_t>(keys->dk_nentries)) {
+            return none;
+        }
+        PyDictUnicodeEntry &entry = DK_UNICODE_ENTRIES(keys)[e.index];
+        return entry.me_key == e.value ? AttrProbe{entry.me_value, 0} : none;
+    }
+    case kAttrSlot:
+        return AttrProbe{*reinterpret_cast<PyObject **>(reinterpret_cast<char *>(owner) + e.index), 0};
+    case kAttrModule: {
+        PyObject *dict = reinterpret_cast<PyModuleObject *>(owner)->md_dict;
+        bool same = dict == e.guard && reinterpret_cast<PyDictObject *>(dict)->ma_version_tag == e.guard_version;
+        return same ? AttrProbe{e.value, 0} : none;
+    }
+    case kAttrClass: {
+        bool same = owner == e.guard &&
+                    static_cast<uint64_t>(reinterpret_cast<PyTypeObject *>(owner)->tp_version_tag) == e.guard_version;
+        return same ? AttrProbe{e.value, 0} : none;
+    }
+    case kAttrTypeValues:
+        return no_shadow_values(e, owner) ? AttrProbe{e.value, 0} : none;
+    case kAttrTypeNoDict:
+        return AttrProbe{e.value, 0};
+    case kAttrMethodValues:
+        return method && no_shadow_values(e, owner) ? AttrProbe{e.value, 1} : none;
+    case kAttrMethodNoDict:
+        return method ? AttrProbe{e.value, 1} : none;
+    case kAttrMethodDict: {
+        auto *dict = reinterpret_cast<PyDictObject *>(managed_dict(owner));
+        return method && dict != nullptr && dict->ma_version_tag == e.guard_version ? AttrProbe{e.value, 1} : none;
+    }
+    default:
+        return none;
+    }
+}
+
+uint64_t g_load_misses = 0;   // GIL held
+
 }  // namespace
+
+uint64_t load_misses() { return g_load_misses; }
+
+AttrProbe pyj_attr_probe(const AttrCache *cache, PyObject *owner, int method)
+{
+    PyTypeObject *tp = Py_TYPE(owner);
+    for (const AttrEntry &e : cache->entries) {
+        if (e.type != tp || tp->tp_version_tag != e.version) continue;
+        AttrProbe hit = probe_entry(e, owner, method != 0);
+        if (hit.value != nullptr) return hit;
+    }
+    return AttrProbe{nullptr, 0};
+}
 
 int pyj_load_attr_miss(PyObject **slot, PyObject *name, AttrCache *cache)
 {
     PyObject *owner = slot[0];
+    g_load_misses++;
     PyObject *res = PyObject_GetAttr(owner, name);
     if (res == nullptr) return -1;
     fill_load(cache, owner, name, res, false);
@@ -289,6 +362,7 @@ int pyj_load_attr_miss(PyObject **slot, PyObject *name, AttrCache *cache)
 int pyj_load_method_miss(PyObject **slot, PyObject *name, AttrCache *cache)
 {
     PyObject *owner = slot[0];
+    g_load_misses++;
     PyObject *meth = nullptr;
     int found = _PyObject_GetMethod(owner, name, &meth);
     if (meth == nullptr) return -1;

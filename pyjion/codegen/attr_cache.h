@@ -22,6 +22,22 @@ int pyj_load_method_miss(PyObject **slot, PyObject *name, AttrCache *cache);
 // STORE_ATTR (steals owner and value): 0, or -1 with an exception set.
 int pyj_store_attr_miss(PyObject *owner, PyObject *name, PyObject *value, AttrCache *cache);
 
+// What a LOAD_ATTR or LOAD_METHOD site's cache answers for `owner`: the
+// machine code checks the first entry's common kinds inline and asks this for
+// the rest (every entry, every kind), so the other guards need not be
+// emitted at every site. `value` (borrowed) is NULL when no entry holds:
+// then the miss helper runs. `is_method`: a plain method to call with the
+// owner as self (LOAD_METHOD's kinds; never for a LOAD_ATTR site).
+struct AttrProbe {
+    PyObject *value;
+    intptr_t is_method;
+};
+AttrProbe pyj_attr_probe(const AttrCache *cache, PyObject *owner, int method);
+
+// LOAD_ATTR / LOAD_METHOD misses (generic lookups) so far in this process:
+// what a test reads to see that warm sites hit their caches.
+uint64_t load_misses();
+
 }  // namespace pyjion::rtn
 
 // Layout facts of CPython 3.11 the inline paths read (pycore_object.h cannot be

@@ -148,11 +148,12 @@ void Compiler::visit_DELETE_GLOBAL(const Instr &ins)
 // (inline_cache.h: the kinds and why their guards suffice). Each visitor lists
 // the kinds it answers once, in a KindTable: per kind, the path that adds the
 // kind's own guards and does the operation, and where a hit continues.
-// emit_attr_lookup turns the table into code: the first entry's type guard and
-// the op's most common kinds inline; any failed guard moves to the next entry
-// (a cold loop over the others, trying every kind of the table), and past the
-// last entry to the miss helper of attr_cache.cpp, which does the generic
-// operation and refills an entry. Registers on these paths: rdi = owner,
+// The first entry's type guard and the op's most common kinds are inline.
+// Past them, LOAD_ATTR and LOAD_METHOD ask rtn::pyj_attr_probe (C: every
+// entry, every kind), STORE_ATTR, whose table is short, goes on in machine
+// code (emit_attr_lookup: a cold loop over the other entries); past the
+// last entry, the miss helper of attr_cache.cpp does the generic operation
+// and refills an entry. Registers on these paths: rdi = owner,
 // rcx = the entry, edx = its kind, rax = the value found (borrowed).
 
 namespace {
@@ -409,6 +410,34 @@ void emit_attr_lookup(Emitter &em, AttrCache *cache, const x86::Mem &owner, Kind
     emit_kind_ladder(a, hot, next, dispatch, falls_into);
 }
 
+// The first entry's type guard and `inline_kinds` of `table`, inline (rdi =
+// owner; the last kind may fall through to `falls_into`); anything else jumps
+// to `probe`, where the caller asks rtn::pyj_attr_probe for the other kinds
+// and entries. (A site then costs one C call on those paths instead of a
+// copy of every kind's guards: LOAD_ATTR and LOAD_METHOD, whose tables are
+// long.)
+void emit_first_entry(Emitter &em, AttrCache *cache, const x86::Mem &owner, const KindTable &table,
+                      std::initializer_list<AttrKind> inline_kinds, const Label &probe, const Label &falls_into)
+{
+    auto &a = em.as();
+    a.mov(x86::rdi, owner);
+    em.load_address(x86::rcx, &cache->entries[0]);
+    emit_type_guard(a, probe);
+    emit_kind_ladder(a, select_kinds(table, inline_kinds), probe, probe, falls_into);
+}
+
+// rax, rdx = rtn::pyj_attr_probe(cache, owner, method): the value (borrowed)
+// or NULL, and whether it is a method; then rdi = owner again.
+void emit_probe_call(Emitter &em, AttrCache *cache, const x86::Mem &owner, bool method)
+{
+    auto &a = em.as();
+    em.load_address(x86::rdi, cache);
+    a.mov(x86::rsi, owner);
+    a.mov(x86::edx, method ? 1 : 0);
+    CALL_FN(em, rtn::pyj_attr_probe);
+    a.mov(x86::rdi, owner);
+}
+
 // Py_DECREF(rdi) with the deallocation out of line (it sets prev_instr first,
 // as __del__ may run), continuing at `done`.
 void emit_decref_to(Emitter &em, int unit, const Label &done)
@@ -443,7 +472,13 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
         e.as().js(err);
         e.as().jmp(done);
     });
-    emit_attr_lookup(em(), cache, top(0), value_kinds(hit), {kAttrInstanceValue, kAttrSlot}, miss, hit);
+    Label probe = em().cold([=](Emitter &e) {
+        emit_probe_call(e, cache, e.stack(d - 1), false);
+        e.as().test(x86::rax, x86::rax);
+        e.as().jz(miss);
+        e.as().jmp(hit);
+    });
+    emit_first_entry(em(), cache, top(0), value_kinds(hit), {kAttrInstanceValue, kAttrSlot}, probe, hit);
     a.bind(hit);
     em().incref(x86::rax);
     a.mov(top(0), x86::rax);
@@ -487,11 +522,22 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
         {kAttrMethodDict, emit_no_shadow_dict, method_value},
     };
     for (KindCase &c : value_kinds(attr_hit)) kinds.push_back(std::move(c));
+    Label method_found = a.newLabel();   // rax = the method
+    Label probe = em().cold([=](Emitter &e) {
+        auto &a = e.as();
+        emit_probe_call(e, cache, e.stack(d - 1), true);
+        a.test(x86::rax, x86::rax);
+        a.jz(miss);
+        a.test(x86::edx, x86::edx);
+        a.jnz(method_found);
+        a.jmp(attr_hit);
+    });
     // Inline: builtin types and __slots__ classes, then managed-dict values.
-    emit_attr_lookup(em(), cache, em().stack(d - 1), std::move(kinds), {kAttrMethodNoDict, kAttrMethodValues}, miss,
+    emit_first_entry(em(), cache, em().stack(d - 1), kinds, {kAttrMethodNoDict, kAttrMethodValues}, probe,
                      method_value);
     a.bind(method_value);
     a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
+    a.bind(method_found);
     // [meth, owner]: the owner's reference moves up one slot.
     em().incref(x86::rax);
     a.mov(em().stack(d - 1), x86::rax);
