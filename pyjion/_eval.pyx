@@ -139,6 +139,7 @@ cdef extern from "tiering.h":
     PyjSampler pyj_sampler
     PyjFrame *pyj_interp_frame
     PyObject *pyj_interpret(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
+    PyObject *pyj_interpret_with(PyThreadState *ts, PyjFrame *f, int throwflag, PyjRecord *rec) noexcept
     void pyj_trap_arm(PyCodeObject *co, PyjRecord *rec, int unit, int depth) noexcept
     void pyj_trap_disarm() noexcept
     int pyj_sampler_start(int (*callback)(void *) noexcept, unsigned int interval_us) noexcept
@@ -258,7 +259,7 @@ cdef inline PyObject *run_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
             # Types are recorded in the second half of the warm-up only: code
             # that never gets warm keeps no profile.
             pyj_record_types(rec, pyj_frame_locals(f), pyj_code_argcount(co))
-    return pyj_interpret(ts, f, throwflag)
+    return pyj_interpret_with(ts, f, throwflag, rec)
 
 
 cdef PyObject *profiled_frame(PyThreadState *ts, PyjFrame *f, int throwflag,

@@ -150,6 +150,23 @@ static PyObject *pyj_interpret(PyThreadState *ts, PyjFrame *f, int throwflag)
     return result;
 }
 
+/* pyj_interpret for a frame whose code's record the caller holds (the hook's
+ * common path): the trap test is one load of that record, not a lookup of
+ * it on every return once some trap was ever set. (The record lives as long
+ * as the code, which the frame keeps alive.) */
+static inline PyObject *pyj_interpret_with(PyThreadState *ts, PyjFrame *f, int throwflag, PyjRecord *rec)
+{
+    PyjFrame *outer = pyj_interp_frame;
+    pyj_interp_frame = f;
+    PyObject *result = _PyEval_EvalFrameDefault(ts, f, throwflag);
+    pyj_interp_frame = outer;
+    if (__builtin_expect(rec->trap_unit != 0, 0) && pyj_frame_unit(f) == rec->trap_unit - 1 &&
+        (result != NULL || !PyErr_Occurred())) {
+        return pyj_trap_continue(ts, f, rec);
+    }
+    return result;
+}
+
 /* ---- the sampler thread ------------------------------------------------- */
 
 typedef struct {
