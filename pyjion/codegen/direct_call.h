@@ -16,7 +16,7 @@
 
 namespace pyjion::direct {
 
-// Code flags that keep a call off the inline sequence (which binds exact
+// Code flags that keep a call off the shared stub (which binds exact
 // positional arguments only and enters machine code itself): parameters
 // that arg_binding.h fills, and functions whose call creates a generator.
 constexpr int kTakesVarArgs = CO_VARARGS | CO_VARKEYWORDS;
