@@ -88,6 +88,7 @@ void fill(AttrCache *site, PyTypeObject *tp, uint32_t version, AttrKind kind, in
           uint64_t guard_version, PyObject *value)
 {
     AttrEntry *c = entry_for(site, tp, kind, guard);
+    site->fills++;
     c->type = tp;
     c->version = version;
     c->kind = kind;
@@ -332,6 +333,33 @@ AttrProbe probe_entry(const AttrEntry &e, PyObject *owner, bool method)
 
 uint64_t g_load_misses = 0;   // GIL held
 
+// Whether this miss tries to fill the cache (see AttrCache::skip_fills).
+bool fill_wanted(AttrCache *c)
+{
+    if (c->skip_fills == 0) return true;
+    c->skip_fills--;
+    return false;
+}
+
+// After a fill attempt: `before` is c->fills before it.
+void fill_done(AttrCache *c, uint32_t before)
+{
+    if (c->fills != before) {
+        c->failed_fills = 0;
+        return;
+    }
+    if (c->failed_fills < 6) c->failed_fills++;
+    c->skip_fills = static_cast<uint16_t>((1u << c->failed_fills) - 1);
+}
+
+void fill_load_backing_off(AttrCache *c, PyObject *owner, PyObject *name, PyObject *result, bool method)
+{
+    if (!fill_wanted(c)) return;
+    uint32_t before = c->fills;
+    fill_load(c, owner, name, result, method);
+    fill_done(c, before);
+}
+
 }  // namespace
 
 uint64_t load_misses() { return g_load_misses; }
@@ -353,7 +381,7 @@ int pyj_load_attr_miss(PyObject **slot, PyObject *name, AttrCache *cache)
     g_load_misses++;
     PyObject *res = PyObject_GetAttr(owner, name);
     if (res == nullptr) return -1;
-    fill_load(cache, owner, name, res, false);
+    fill_load_backing_off(cache, owner, name, res, false);
     slot[0] = res;
     Py_DECREF(owner);
     return 0;
@@ -366,7 +394,7 @@ int pyj_load_method_miss(PyObject **slot, PyObject *name, AttrCache *cache)
     PyObject *meth = nullptr;
     int found = _PyObject_GetMethod(owner, name, &meth);
     if (meth == nullptr) return -1;
-    fill_load(cache, owner, name, meth, found != 0);
+    fill_load_backing_off(cache, owner, name, meth, found != 0);
     if (found) {
         slot[0] = meth;   // [meth, owner]: the owner's reference moves up
         slot[1] = owner;
@@ -382,7 +410,11 @@ int pyj_load_method_miss(PyObject **slot, PyObject *name, AttrCache *cache)
 int pyj_store_attr_miss(PyObject *owner, PyObject *name, PyObject *value, AttrCache *cache)
 {
     int err = PyObject_SetAttr(owner, name, value);
-    if (err == 0) fill_store(cache, owner, name, value);
+    if (err == 0 && fill_wanted(cache)) {
+        uint32_t before = cache->fills;
+        fill_store(cache, owner, name, value);
+        fill_done(cache, before);
+    }
     Py_DECREF(value);
     Py_DECREF(owner);
     return err != 0 ? -1 : 0;

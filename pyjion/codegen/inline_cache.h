@@ -87,6 +87,14 @@ constexpr int kAttrWays = 4;
 struct AttrCache {
     AttrEntry entries[kAttrWays];
     uint32_t next_victim = 0;
+    // Misses whose fill found nothing to cache (a property, __getattr__, a
+    // general dict ...) back off, as CPython's adaptive counters do: after
+    // the n-th such fill in a row, the next 2**n - 1 misses (at most 63) go
+    // straight to the generic operation. (attr_cache.cpp; only the miss
+    // helpers read these.)
+    uint32_t fills = 0;
+    uint16_t failed_fills = 0;
+    uint16_t skip_fills = 0;
 };
 
 // CALL (no keyword names) of a C callable: the callable the site last called,
