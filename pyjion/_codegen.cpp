@@ -167,5 +167,8 @@ PYBIND11_MODULE(_codegen, m)
     m.def("attr_load_misses", []() { return pyjion::rtn::load_misses(); },
           "LOAD_ATTR / LOAD_METHOD lookups compiled code left to the generic path so far (cache misses).");
 
+    m.def("attr_fill_attempts", []() { return pyjion::rtn::fill_attempts(); },
+          "Attribute-cache fills attempted after misses so far (an uncacheable site backs off).");
+
     m.attr("_C_API") = py::capsule(&api, "pyjion._codegen._C_API");
 }

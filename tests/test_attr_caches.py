@@ -937,3 +937,47 @@ def sweep():
 
     run_both(src, driver, compiled=("get_x", "get_k", "get_cx", "call_m", "sweep"))
     assert misses[0] == 0, misses   # four owners per site at most: as many ways
+
+
+def test_uncacheable_sites_back_off():
+    """A site whose attribute no entry can hold (a property) misses every
+    time; after a few fills that found nothing to cache, most misses skip the
+    fill (at most one in 64 tries again), and a site that becomes cacheable
+    is filled again."""
+    import pyjion._codegen
+    src = """
+class P:
+    @property
+    def x(self):
+        return 7
+class V:
+    def __init__(self):
+        self.x = 8
+def get_x(o):
+    return o.x
+"""
+    attempts, misses = [], []
+    fills, count = pyjion._codegen.attr_fill_attempts, pyjion._codegen.attr_load_misses
+
+    def driver(ns, log):
+        get_x, p, v = ns["get_x"], ns["P"](), ns["V"]()
+        log("get_x", p)
+        f0, m0 = fills(), count()
+        for _ in range(1000):
+            get_x(p)
+        f1, m1 = fills(), count()
+        attempts.append(f1 - f0)
+        misses.append(m1 - m0)
+        for _ in range(200):     # a cacheable owner: filled within 64 misses, then hits
+            get_x(v)
+        m2 = count()
+        for _ in range(100):
+            get_x(v)
+        m3 = count()
+        misses.append(m3 - m2)
+        log("get_x", v)
+
+    run_both(src, driver, compiled=("get_x",))
+    assert misses[0] == 1000            # a property is never cached: every call misses
+    assert 6 <= attempts[0] <= 6 + 1000 // 64 + 1, attempts
+    assert misses[1] == 0, misses

@@ -332,11 +332,15 @@ AttrProbe probe_entry(const AttrEntry &e, PyObject *owner, bool method)
 }
 
 uint64_t g_load_misses = 0;   // GIL held
+uint64_t g_fill_attempts = 0;
 
 // Whether this miss tries to fill the cache (see AttrCache::skip_fills).
 bool fill_wanted(AttrCache *c)
 {
-    if (c->skip_fills == 0) return true;
+    if (c->skip_fills == 0) {
+        g_fill_attempts++;
+        return true;
+    }
     c->skip_fills--;
     return false;
 }
@@ -363,6 +367,7 @@ void fill_load_backing_off(AttrCache *c, PyObject *owner, PyObject *name, PyObje
 }  // namespace
 
 uint64_t load_misses() { return g_load_misses; }
+uint64_t fill_attempts() { return g_fill_attempts; }
 
 AttrProbe pyj_attr_probe(const AttrCache *cache, PyObject *owner, int method)
 {
