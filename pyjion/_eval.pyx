@@ -372,20 +372,14 @@ def _probe_inline_getitem():
     cdef Py_ssize_t interpreted = g_interpreted
     g_jit = False             # the loop must run in the interpreter, specialised,
     g_profile = False         # and is none of the program's business
-    ns = {}
     try:
-        exec(compile("class Probe:\n"
-                     "    def __getitem__(self, i):\n"
-                     "        return i\n"
-                     "def run(probe):\n"
-                     "    for _ in range(64):\n"
-                     "        probe[0]\n", "<pyjion probe>", "exec"), ns)
-        ns["run"](ns["Probe"]())
+        from pyjion import _getitem_probe as probe
+        probe.run(probe.Probe())
     finally:
         g_jit = jit
         g_profile = profile
         g_interpreted = interpreted
-    g_inline_getitem = record_info(ns["Probe"].__getitem__.__code__)["calls"] != 64
+    g_inline_getitem = record_info(probe.Probe.__getitem__.__code__)["calls"] != 64
     g_probed = True
     return g_inline_getitem
 
