@@ -103,12 +103,17 @@ static void pyj_trap_arm(PyCodeObject *co, PyjRecord *rec, int unit, int depth)
  * so a return from the unit that rec->trap_unit names is a trap that fired,
  * whether or not the trap has been taken down since. The value it "returned"
  * can be NULL (an empty local slot popped), but then no exception is set. */
+static inline int pyj_trap_fired_in(PyjRecord *rec, PyjFrame *f, PyObject *result)
+{
+    if (__builtin_expect(rec->trap_unit == 0, 1) || pyj_frame_unit(f) != rec->trap_unit - 1) return 0;
+    return result != NULL || !PyErr_Occurred();
+}
+
 static inline int pyj_trap_fired(PyjFrame *f, PyObject *result, PyjRecord **rec_out)
 {
     if (!pyj_tier.traps_set) return 0;
     PyjRecord *rec = pyj_tier_record(pyj_frame_code(f));
-    if (rec == NULL || rec->trap_unit == 0 || pyj_frame_unit(f) != rec->trap_unit - 1) return 0;
-    if (result == NULL && PyErr_Occurred()) return 0;
+    if (rec == NULL || !pyj_trap_fired_in(rec, f, result)) return 0;
     *rec_out = rec;
     return 1;
 }
@@ -160,10 +165,7 @@ static inline PyObject *pyj_interpret_with(PyThreadState *ts, PyjFrame *f, int t
     pyj_interp_frame = f;
     PyObject *result = _PyEval_EvalFrameDefault(ts, f, throwflag);
     pyj_interp_frame = outer;
-    if (__builtin_expect(rec->trap_unit != 0, 0) && pyj_frame_unit(f) == rec->trap_unit - 1 &&
-        (result != NULL || !PyErr_Occurred())) {
-        return pyj_trap_continue(ts, f, rec);
-    }
+    if (pyj_trap_fired_in(rec, f, result)) return pyj_trap_continue(ts, f, rec);
     return result;
 }
 

@@ -14,7 +14,6 @@
 #include "attr_cache.h"
 
 #include "internal/pycore_dict.h"          // PyDictKeysObject
-#include "internal/pycore_moduleobject.h"  // PyModuleObject
 
 #include <cstddef>
 #include <functional>
@@ -146,9 +145,9 @@ void Compiler::visit_DELETE_GLOBAL(const Instr &ins)
 //
 // LOAD_ATTR, LOAD_METHOD and STORE_ATTR check the site's AttrCache
 // (inline_cache.h: the kinds and why their guards suffice). Each visitor lists
-// the kinds it answers once, in a KindTable: per kind, the path that adds the
-// kind's own guards and does the operation, and where a hit continues.
-// The first entry's type guard and the op's most common kinds are inline.
+// the kinds it emits in a KindTable: per kind, the path that adds the kind's
+// own guards and does the operation, and where a hit continues. The first
+// entry's type guard and the op's most common kinds are inline.
 // Past them, LOAD_ATTR and LOAD_METHOD ask rtn::pyj_attr_probe (C: every
 // entry, every kind), STORE_ATTR, whose table is short, goes on in machine
 // code (emit_attr_lookup: a cold loop over the other entries); past the
@@ -160,14 +159,7 @@ namespace {
 
 constexpr int32_t kObType = offsetof(PyObject, ob_type);
 constexpr int32_t kTypeVersion = offsetof(PyTypeObject, tp_version_tag);
-constexpr int32_t kModuleDict = offsetof(PyModuleObject, md_dict);
-constexpr int32_t kDictVersion = offsetof(PyDictObject, ma_version_tag);
 constexpr int32_t kKeysNentries = offsetof(PyDictKeysObject, dk_nentries);
-constexpr int32_t kKeysKind = offsetof(PyDictKeysObject, dk_kind);
-constexpr int32_t kKeysLog2IndexBytes = offsetof(PyDictKeysObject, dk_log2_index_bytes);
-constexpr int32_t kKeysIndices = offsetof(PyDictKeysObject, dk_indices);
-constexpr int32_t kDictKeys = offsetof(PyDictObject, ma_keys);
-constexpr int32_t kDictValues = offsetof(PyDictObject, ma_values);
 constexpr int32_t kEntryType = offsetof(AttrEntry, type);
 constexpr int32_t kEntryVersion = offsetof(AttrEntry, version);
 constexpr int32_t kEntryKind = offsetof(AttrEntry, kind);
@@ -218,24 +210,6 @@ void emit_no_shadow_values(x86::Assembler &a, const Label &fail)
     a.jne(fail);
 }
 
-// The owner's materialised dict exists and is unchanged since the fill found
-// the name absent from it (kAttrMethodDict).
-void emit_no_shadow_dict(x86::Assembler &a, const Label &fail)
-{
-    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedDictOffset));
-    a.test(x86::rax, x86::rax);
-    a.jz(fail);
-    a.mov(x86::rax, x86::qword_ptr(x86::rax, kDictVersion));
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
-    a.jne(fail);
-}
-
-// rax = the entry's value: the type guard pins it (kAttrTypeNoDict).
-void emit_entry_value(x86::Assembler &a, const Label &)
-{
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
-}
-
 // rax = values->values[index], unless the values are gone or the slot is empty.
 void emit_instance_value(x86::Assembler &a, const Label &fail)
 {
@@ -255,85 +229,6 @@ void emit_slot_value(x86::Assembler &a, const Label &fail)
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, x86::rdx));
     a.test(x86::rax, x86::rax);
     a.jz(fail);
-}
-
-// rax = the value of key entry `index` in the owner's materialised dict, if
-// the dict is a combined str-keyed table and that entry's key is the name.
-void emit_instance_dict_value(x86::Assembler &a, const Label &fail)
-{
-    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedDictOffset));
-    a.test(x86::rax, x86::rax);
-    a.jz(fail);
-    a.cmp(x86::qword_ptr(x86::rax, kDictValues), 0);
-    a.jne(fail);
-    a.mov(x86::rax, x86::qword_ptr(x86::rax, kDictKeys));
-    a.cmp(x86::byte_ptr(x86::rax, kKeysKind), DICT_KEYS_UNICODE);
-    a.jne(fail);
-    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
-    a.cmp(x86::rdx, x86::qword_ptr(x86::rax, kKeysNentries));
-    a.jae(fail);
-    // entries = dk_indices + (1 << dk_log2_index_bytes)
-    a.mov(x86::r9, x86::rcx);
-    a.movzx(x86::ecx, x86::byte_ptr(x86::rax, kKeysLog2IndexBytes));
-    a.mov(x86::r8d, 1);
-    a.shl(x86::r8, x86::cl);
-    a.mov(x86::rcx, x86::r9);
-    a.lea(x86::rax, x86::ptr(x86::rax, x86::r8, 0, kKeysIndices));
-    a.shl(x86::rdx, 4);
-    static_assert(sizeof(PyDictUnicodeEntry) == 16, "entry size");
-    a.mov(x86::r8, x86::qword_ptr(x86::rcx, kEntryValue));
-    a.cmp(x86::r8, x86::qword_ptr(x86::rax, x86::rdx, 0, offsetof(PyDictUnicodeEntry, me_key)));
-    a.jne(fail);
-    a.mov(x86::rax, x86::qword_ptr(x86::rax, x86::rdx, 0, offsetof(PyDictUnicodeEntry, me_value)));
-    a.test(x86::rax, x86::rax);
-    a.jz(fail);
-}
-
-// rax = the entry's value, if the owner is the entry's module and its dict is
-// unchanged.
-void emit_module_value(x86::Assembler &a, const Label &fail)
-{
-    a.mov(x86::rax, x86::qword_ptr(x86::rdi, kModuleDict));
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuard));
-    a.jne(fail);
-    a.mov(x86::rax, x86::qword_ptr(x86::rax, kDictVersion));
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
-    a.jne(fail);
-    emit_entry_value(a, fail);
-}
-
-// rax = the entry's value, if the owner is the entry's class with the same
-// version tag.
-void emit_class_value(x86::Assembler &a, const Label &fail)
-{
-    a.cmp(x86::rdi, x86::qword_ptr(x86::rcx, kEntryGuard));
-    a.jne(fail);
-    a.mov(x86::eax, x86::dword_ptr(x86::rdi, kTypeVersion));   // zero-extends
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
-    a.jne(fail);
-    emit_entry_value(a, fail);
-}
-
-// rax = the entry's value (a class attribute), if the instance cannot shadow it.
-void emit_unshadowed_value(x86::Assembler &a, const Label &fail)
-{
-    emit_no_shadow_values(a, fail);
-    emit_entry_value(a, fail);
-}
-
-// Every kind that yields an attribute value (not a method to bind): rax = the
-// value, continuing at `hit`.
-KindTable value_kinds(const Label &hit)
-{
-    return {
-        {kAttrInstanceValue, emit_instance_value, hit},
-        {kAttrInstanceDict, emit_instance_dict_value, hit},
-        {kAttrSlot, emit_slot_value, hit},
-        {kAttrModule, emit_module_value, hit},
-        {kAttrClass, emit_class_value, hit},
-        {kAttrTypeValues, emit_unshadowed_value, hit},
-        {kAttrTypeNoDict, emit_entry_value, hit},
-    };
 }
 
 // ---- one lookup over the table ----------------------------------------------------
@@ -410,20 +305,20 @@ void emit_attr_lookup(Emitter &em, AttrCache *cache, const x86::Mem &owner, Kind
     emit_kind_ladder(a, hot, next, dispatch, falls_into);
 }
 
-// The first entry's type guard and `inline_kinds` of `table`, inline (rdi =
-// owner; the last kind may fall through to `falls_into`); anything else jumps
-// to `probe`, where the caller asks rtn::pyj_attr_probe for the other kinds
-// and entries. (A site then costs one C call on those paths instead of a
-// copy of every kind's guards: LOAD_ATTR and LOAD_METHOD, whose tables are
-// long.)
-void emit_first_entry(Emitter &em, AttrCache *cache, const x86::Mem &owner, const KindTable &table,
-                      std::initializer_list<AttrKind> inline_kinds, const Label &probe, const Label &falls_into)
+// The first entry's type guard and the `cases` (the op's common kinds, in
+// that order), inline (rdi = owner; the last case may fall through to
+// `falls_into`); anything else jumps to `probe`, where the caller asks
+// rtn::pyj_attr_probe for the other kinds and entries. (A site then costs one
+// C call on those paths instead of a copy of every kind's guards: LOAD_ATTR
+// and LOAD_METHOD, which answer many kinds.)
+void emit_first_entry(Emitter &em, AttrCache *cache, const x86::Mem &owner, const KindTable &cases,
+                      const Label &probe, const Label &falls_into)
 {
     auto &a = em.as();
     a.mov(x86::rdi, owner);
     em.load_address(x86::rcx, &cache->entries[0]);
     emit_type_guard(a, probe);
-    emit_kind_ladder(a, select_kinds(table, inline_kinds), probe, probe, falls_into);
+    emit_kind_ladder(a, cases, probe, probe, falls_into);
 }
 
 // rax, rdx = rtn::pyj_attr_probe(cache, owner, method): the value (borrowed)
@@ -478,7 +373,9 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
         e.as().jz(miss);
         e.as().jmp(hit);
     });
-    emit_first_entry(em(), cache, top(0), value_kinds(hit), {kAttrInstanceValue, kAttrSlot}, probe, hit);
+    // Inline: managed-dict values, then __slots__.
+    KindTable inline_cases = {{kAttrInstanceValue, emit_instance_value, hit}, {kAttrSlot, emit_slot_value, hit}};
+    emit_first_entry(em(), cache, top(0), inline_cases, probe, hit);
     a.bind(hit);
     em().incref(x86::rax);
     a.mov(top(0), x86::rax);
@@ -516,12 +413,6 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
         emit_decref_to(e, unit, done);
         a.jmp(done);
     });
-    KindTable kinds = {
-        {kAttrMethodValues, emit_no_shadow_values, method_value},
-        {kAttrMethodNoDict, nullptr, method_value},
-        {kAttrMethodDict, emit_no_shadow_dict, method_value},
-    };
-    for (KindCase &c : value_kinds(attr_hit)) kinds.push_back(std::move(c));
     Label method_found = a.newLabel();   // rax = the method
     Label probe = em().cold([=](Emitter &e) {
         auto &a = e.as();
@@ -533,8 +424,9 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
         a.jmp(attr_hit);
     });
     // Inline: builtin types and __slots__ classes, then managed-dict values.
-    emit_first_entry(em(), cache, em().stack(d - 1), kinds, {kAttrMethodNoDict, kAttrMethodValues}, probe,
-                     method_value);
+    KindTable inline_cases = {{kAttrMethodNoDict, nullptr, method_value},
+                              {kAttrMethodValues, emit_no_shadow_values, method_value}};
+    emit_first_entry(em(), cache, em().stack(d - 1), inline_cases, probe, method_value);
     a.bind(method_value);
     a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));
     a.bind(method_found);
