@@ -80,7 +80,9 @@ struct AttrEntry {
 };
 
 // A site's cache: a few entries (polymorphic sites, e.g. a method of a base
-// class called on several subclasses), tried in order by the machine code.
+// class called on several subclasses), tried in order: the first entry's
+// common kinds by the machine code, the rest by rtn::pyj_attr_probe (LOAD) or
+// a cold loop in machine code (STORE).
 // The miss helper replaces the entry of the same type (and, for classes and
 // modules, the same owner), else an empty one, else one in turn.
 constexpr int kAttrWays = 4;
