@@ -282,8 +282,10 @@ bool no_shadow_values(const AttrEntry &e, PyObject *owner)
            static_cast<uint64_t>(static_cast<PyDictKeysObject *>(e.guard)->dk_nentries) == e.guard_version;
 }
 
-// One entry's answer under its kind's guards (the type guard has held); the
-// same checks, in C, as the inline paths of visit_names.cpp.
+// One entry's answer under its kind's guards (the type guard has held). For
+// the kinds visit_names.cpp also checks inline (instance values, slots, the
+// two no-dict/values method kinds) these are the same checks; for the others
+// this is the only implementation.
 AttrProbe probe_entry(const AttrEntry &e, PyObject *owner, bool method)
 {
     constexpr AttrProbe none{nullptr, 0};
@@ -356,11 +358,13 @@ void fill_done(AttrCache *c, uint32_t before)
     c->skip_fills = static_cast<uint16_t>((1u << c->failed_fills) - 1);
 }
 
-void fill_load_backing_off(AttrCache *c, PyObject *owner, PyObject *name, PyObject *result, bool method)
+// fill(): one of the fill functions above, unless this site backs off.
+template <class Fill>
+void fill_backing_off(AttrCache *c, Fill fill)
 {
     if (!fill_wanted(c)) return;
     uint32_t before = c->fills;
-    fill_load(c, owner, name, result, method);
+    fill();
     fill_done(c, before);
 }
 
@@ -386,7 +390,7 @@ int pyj_load_attr_miss(PyObject **slot, PyObject *name, AttrCache *cache)
     g_load_misses++;
     PyObject *res = PyObject_GetAttr(owner, name);
     if (res == nullptr) return -1;
-    fill_load_backing_off(cache, owner, name, res, false);
+    fill_backing_off(cache, [&] { fill_load(cache, owner, name, res, false); });
     slot[0] = res;
     Py_DECREF(owner);
     return 0;
@@ -399,7 +403,7 @@ int pyj_load_method_miss(PyObject **slot, PyObject *name, AttrCache *cache)
     PyObject *meth = nullptr;
     int found = _PyObject_GetMethod(owner, name, &meth);
     if (meth == nullptr) return -1;
-    fill_load_backing_off(cache, owner, name, meth, found != 0);
+    fill_backing_off(cache, [&] { fill_load(cache, owner, name, meth, found != 0); });
     if (found) {
         slot[0] = meth;   // [meth, owner]: the owner's reference moves up
         slot[1] = owner;
@@ -415,11 +419,7 @@ int pyj_load_method_miss(PyObject **slot, PyObject *name, AttrCache *cache)
 int pyj_store_attr_miss(PyObject *owner, PyObject *name, PyObject *value, AttrCache *cache)
 {
     int err = PyObject_SetAttr(owner, name, value);
-    if (err == 0 && fill_wanted(cache)) {
-        uint32_t before = cache->fills;
-        fill_store(cache, owner, name, value);
-        fill_done(cache, before);
-    }
+    if (err == 0) fill_backing_off(cache, [&] { fill_store(cache, owner, name, value); });
     Py_DECREF(value);
     Py_DECREF(owner);
     return err != 0 ? -1 : 0;
