@@ -76,12 +76,15 @@ def is_enabled():
 
 
 def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile=None, jit=None,
-           max_instructions=None, dump_asm=None):
+           max_instructions=None, dump_asm=None, perf_map=None):
     """Changes settings (None keeps one) and returns them all. max_instructions:
     code objects with more bytecode instructions stay in the interpreter
     (reason "code object too large"; 0 = no limit). dump_asm: a file to which
     every later compile appends its assembly listing ("-": stderr; False:
-    no listing; the PYJION_DUMP_ASM environment variable sets it at import)."""
+    no listing; the PYJION_DUMP_ASM environment variable sets it at import).
+    perf_map: True appends every later block of machine code to
+    /tmp/perf-<pid>.map, which Linux perf reads to name JIT code (the
+    setting reads back as that path; PYJION_PERF_MAP=1 sets it at import)."""
     if dump_asm is not None and dump_asm is not False and not isinstance(dump_asm, (str, os.PathLike)):
         raise TypeError("dump_asm must be a path, \"-\" or False, not %s" % type(dump_asm).__name__)
     _eval.set_config(threshold=threshold, pgc=pgc, debug=debug, profile=profile, jit=jit,
@@ -90,6 +93,9 @@ def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile
         from . import _codegen
         path = os.fspath(dump_asm) if dump_asm is not False else ""
         _codegen.set_dump_asm(path or None)
+    if perf_map is not None:
+        from . import _codegen
+        _codegen.set_perf_map(bool(perf_map))
     if level is not None:
         _compat_settings["level"] = int(level)
     if graph is not None:
@@ -98,6 +104,7 @@ def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile
     # (inline, not a helper function: config(profile=True) must not profile itself)
     codegen = sys.modules.get("pyjion._codegen")
     settings["dump_asm"] = codegen.get_dump_asm() if codegen is not None else None
+    settings["perf_map"] = codegen.get_perf_map() if codegen is not None else None
     settings.update(_compat_settings)
     settings["enabled"] = _eval.installed()
     settings["unsupported"] = list(_UNSUPPORTED_SETTINGS)
@@ -155,3 +162,5 @@ def dis_native(f, file=None):
 
 if os.environ.get("PYJION_DUMP_ASM"):
     config(dump_asm=os.environ["PYJION_DUMP_ASM"])
+if os.environ.get("PYJION_PERF_MAP", "") not in ("", "0"):
+    config(perf_map=True)

@@ -55,14 +55,18 @@ def is_enabled() -> bool: ...
 def config(threshold: Optional[int] = None, level: Optional[int] = None, pgc: Optional[bool] = None,
            debug: Optional[bool] = None, graph: Optional[bool] = None, profile: Optional[bool] = None,
            jit: Optional[bool] = None, max_instructions: Optional[int] = None,
-           dump_asm: Union[str, "os.PathLike[str]", bool, None] = None) -> Dict[str, Any]:
+           dump_asm: Union[str, "os.PathLike[str]", bool, None] = None,
+           perf_map: Optional[bool] = None) -> Dict[str, Any]:
     """Change settings (None = keep) and return all of them as a dict, incl. "unsupported":
     the names of settings accepted for Pyjion compatibility that have no effect here.
     max_instructions: larger code objects stay interpreted (IncompatibleSize); 0 = no limit.
     debug: compiled code checks the modelled stack depth at every bytecode boundary.
     dump_asm: append each later compile's assembly listing (bytecode offset and
     opcode at every boundary, callee names at calls) to this file; "-" = stderr;
-    False = off. PYJION_DUMP_ASM=path sets it when pyjion is imported."""
+    False = off. PYJION_DUMP_ASM=path sets it when pyjion is imported.
+    perf_map: True = append "start size pyjion::qualname:file:line" for every later
+    block of machine code to /tmp/perf-<pid>.map, which `perf report` reads; reads
+    back as that path (None when off). PYJION_PERF_MAP=1 sets it at import."""
 
 def info(f: Union[Callable, Any]) -> JitInfo:
     """f: a function, method, code object or anything with __code__. TypeError otherwise."""

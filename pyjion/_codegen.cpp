@@ -10,6 +10,7 @@
 #include "codegen/size_stats.h"
 #include "codegen_api.h"
 #include "codegen/direct_call.h"
+#include "codegen/perf_map.h"
 
 namespace py = pybind11;
 using pyjion::CompileError;
@@ -141,6 +142,13 @@ PYBIND11_MODULE(_codegen, m)
         if (!g_dump_asm) return py::none();
         return py::str(g_dump_asm_path);
     });
+
+    m.def("set_perf_map", [](bool on) { pyjion::perf_map::set_enabled(on); }, py::arg("on"),
+          "Appends every later block of machine code to /tmp/perf-<pid>.map (Linux perf's format) while on.");
+    m.def("get_perf_map", []() -> py::object {
+        if (!pyjion::perf_map::enabled()) return py::none();
+        return py::str(pyjion::perf_map::path());
+    }, "The perf map this process writes, or None when off.");
 
     m.def("code_heap_stats", []() {
         pyjion::code_heap::Stats s = pyjion::code_heap::stats();

@@ -4,6 +4,7 @@
 
 #include "../codegen_api.h"
 #include "code_heap.h"
+#include "perf_map.h"
 #include "size_stats.h"
 
 namespace pyjion {
@@ -42,6 +43,21 @@ void write_listing(PyCodeObject *code, const std::string &path, const asmjit::St
         std::fclose(out);
     }
 }
+
+// The perf map's name of a compiled code object: "pyjion::qualname:file:line".
+std::string perf_name(PyCodeObject *code)
+{
+    const char *name = PyUnicode_AsUTF8(code->co_qualname);
+    if (name == nullptr) PyErr_Clear();
+    const char *file = PyUnicode_AsUTF8(code->co_filename);
+    if (file == nullptr) PyErr_Clear();
+    std::string out = std::string("pyjion::") + (name ? name : "?") + ":" + (file ? file : "?") + ":" +
+                      std::to_string(code->co_firstlineno);
+    for (char &ch : out) {
+        if (ch == '\n' || ch == '\r') ch = ' ';   // one line per block
+    }
+    return out;
+}
 }  // namespace
 
 std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOptions &options)
@@ -73,6 +89,7 @@ std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOpti
                            std::string("AsmJit: ") + asmjit::DebugUtils::errorAsString(err)};
     }
     if (logger) write_listing(code, *options.dump_asm, *logger, entry, size);
+    if (perf_map::enabled()) perf_map::record(entry, size, perf_name(code));
     size_stats::add(compiler.finish_sizes());
     std::vector<NativeMark> marks;
     marks.reserve(compiler.boundaries().size());

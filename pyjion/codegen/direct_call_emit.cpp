@@ -10,6 +10,7 @@
 #include "compiler.h"
 #include "direct_call.h"
 #include "code_heap.h"
+#include "perf_map.h"
 #include "interp_state.h"
 
 #include "../code_extra.h"
@@ -230,7 +231,10 @@ const void *shared_stub(int oparg)
     emit_stub(em, which <= kUnrolledArgs ? which : -1);
     void *entry = nullptr;
     size_t size = 0;
-    if (code_heap::place(holder, &entry, &size) == asmjit::kErrorOk) stubs[which] = entry;
+    if (code_heap::place(holder, &entry, &size) == asmjit::kErrorOk) {
+        stubs[which] = entry;
+        perf_map::record_lasting(entry, size, "pyjion::direct_call_stub_" + std::to_string(which));
+    }
     return stubs[which];
 }
 
