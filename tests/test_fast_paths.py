@@ -185,3 +185,64 @@ def test_quickened_sites_emit_only_the_paths_they_saw():
     # both fast paths everywhere > one of them > none (str sites)
     assert sizes["none"] > sizes["ints"] > sizes["strs"]
     assert sizes["none"] > sizes["floats"] > sizes["strs"]
+
+
+# BINARY_SUBSCR: the inline list/tuple paths follow the quickened instruction
+# (BINARY_SUBSCR_LIST_INT, _TUPLE_INT; dicts, __getitem__ and adaptive sites
+# keep only the generic helper).
+
+SUBSCR_SRC = """
+def f(c, i):
+    return c[i], c[i - 1]
+"""
+
+
+class Box:
+    def __getitem__(self, i):
+        return ("box", i)
+
+
+SUBSCR_WARMUPS = {"list": ([1, 2, 3], 1), "tuple": ((1, 2, 3), 1), "dict": ({1: "a", 0: "b"}, 1),
+                  "getitem": (Box(), 1), "none": None}
+CONTAINERS = [[10, 20, 30], (10, 20, 30), {0: "z", 1: "o", 2: "t", -1: "m"}, "abc", b"xyz", Box(),
+              range(5), [], (), {}]
+INDEXES = [0, 1, 2, 3, -1, -4, 2**30, True, 1.0, "k", slice(0, 2), None]
+
+
+def subscr_warmed(kind):
+    f = make(SUBSCR_SRC, "f")
+    if SUBSCR_WARMUPS[kind] is None:
+        pyjion.enable(threshold=0)
+        f([1, 2], 1)
+    else:
+        pyjion.enable(threshold=200)
+        for _ in range(300):
+            f(*SUBSCR_WARMUPS[kind])
+    return f
+
+
+@pytest.mark.parametrize("kind", sorted(SUBSCR_WARMUPS))
+def test_quickened_subscripts_keep_the_interpreters_results(kind):
+    reference = make(SUBSCR_SRC, "f")
+    expected = [repr(outcome(reference, c, i)) for c, i in itertools.product(CONTAINERS, INDEXES)]
+    f = subscr_warmed(kind)
+    try:
+        assert pyjion.info(f).compiled
+        got = [repr(outcome(f, c, i)) for c, i in itertools.product(CONTAINERS, INDEXES)]
+    finally:
+        pyjion.disable()
+    assert got == expected
+
+
+def test_quickened_subscripts_emit_only_the_paths_they_saw():
+    sizes = {}
+    for kind in SUBSCR_WARMUPS:
+        f = subscr_warmed(kind)
+        try:
+            assert pyjion.info(f).compiled
+            sizes[kind] = pyjion.info(f).code_size
+        finally:
+            pyjion.disable()
+    assert sizes["none"] > sizes["list"] > sizes["dict"]
+    assert sizes["none"] > sizes["tuple"] > sizes["dict"]
+    assert sizes["getitem"] == sizes["dict"]

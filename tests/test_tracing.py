@@ -6,6 +6,8 @@ import io
 import pstats
 import sys
 
+import pytest
+
 import pyjion
 from jitcheck import assert_compiled, same_as_stock
 
@@ -243,3 +245,49 @@ def test_debugger_started_in_a_callee_steps_through_the_compiled_caller():
     want = same_as_stock(MIDWAY, debug, warm=(1, 1), tag="trace")
     # stock: the debugger stops at each remaining line of g and at its return
     assert want == (9, [("return", "__add__"), ("g", 2), ("g", 3), ("g", 4), ("return", "g")])
+
+
+class ArmTracerAnyOp:
+    """The same as ArmTracer for the generic operations compiled code leaves
+    to one helper call (>>, subscript, comparison with or without a jump)."""
+
+    def __init__(self, tracer):
+        self.tracer = tracer
+
+    def _arm(self, other):
+        sys.settrace(self.tracer)
+        sys._getframe(2).f_trace = self.tracer
+        return other
+
+    def __rshift__(self, other):
+        return self._arm(other)
+
+    def __getitem__(self, other):
+        return self._arm(other)
+
+    def __lt__(self, other):
+        return self._arm(other)
+
+
+@pytest.mark.parametrize("first_line, warm", [("x = a >> b", (1, 1)), ("x = a[b]", ([0, 1], 1)),
+                                              ("x = a < b", (1, 1)), ("x = b\n    if a < b: x = b + 1", (1, 1))])
+def test_tracer_attached_by_a_generic_operation(first_line, warm):
+    src = MIDWAY.replace("x = a + b", first_line)
+
+    def run(g):
+        code = g.__code__
+        events = []
+
+        def tracer(frame, event, arg):
+            if frame.f_code is code:
+                events.append((event, frame.f_lineno - code.co_firstlineno))
+            return tracer
+
+        try:
+            result = g(ArmTracerAnyOp(tracer), 5)
+        finally:
+            sys.settrace(None)
+        return result, events
+
+    want = same_as_stock(src, run, warm=warm, tag="trace")
+    assert ("return", len(src.strip().splitlines()) - 1) in want[1]

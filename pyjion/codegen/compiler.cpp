@@ -6,6 +6,7 @@
 #include "opcodes.h"
 #include "interp_state.h"
 #include "runtime.h"
+#include "runtime_slots.h"
 #include "specialize.h"
 
 namespace pyjion {
@@ -112,9 +113,9 @@ bool Compiler::may_start_tracing(int opcode)
     case JUMP_FORWARD: case JUMP_BACKWARD_NO_INTERRUPT: case POP_JUMP_FORWARD_IF_NONE:
     case POP_JUMP_FORWARD_IF_NOT_NONE: case POP_JUMP_BACKWARD_IF_NONE: case POP_JUMP_BACKWARD_IF_NOT_NONE:
     case KW_NAMES: case PRECALL: case MAKE_CELL: case COPY_FREE_VARS:
-    // These check on their generic (slow) path only, so the int/float fast
-    // paths pay nothing (specialize.cpp).
-    case BINARY_OP: case COMPARE_OP:
+    // These check on their generic (slow) path only (a slot helper's status,
+    // see slot_call), so the int/float/list/tuple fast paths pay nothing.
+    case BINARY_OP: case COMPARE_OP: case BINARY_SUBSCR:
         return false;
     default:
         return true;
@@ -132,6 +133,17 @@ void Compiler::emit_tracing_check(const Instr &ins) { emit_tracing_check_at(ins.
 void Compiler::emit_tracing_check_at(int start, int depth)
 {
     auto &a = em_.as();
+    Label deopt = tracing_exit(start, depth);
+    a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+    a.cmp(x86::byte_ptr(x86::rax, layout::kCFrameUseTracing), 0);
+    a.jne(deopt);
+}
+
+// Where to jump once tracing is found on, to go on at `start` with `depth`
+// values on the stack in the interpreter: a stub of its own that says where,
+// then the shared hand-off.
+Label Compiler::tracing_exit(int start, int depth)
+{
     if (!tracing_handoff_.isValid()) {
         tracing_handoff_ = em_.cold([this](Emitter &e) {
             auto &a = e.as();
@@ -148,16 +160,12 @@ void Compiler::emit_tracing_check_at(int start, int depth)
             a.jmp(exit_restore_);
         });
     }
-    // Each check's own stub only says where the interpreter goes on.
-    Label deopt = em_.cold([this, depth, start](Emitter &e) {
+    return em_.cold([this, depth, start](Emitter &e) {
         auto &a = e.as();
         a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), code_->co_nlocalsplus + depth);
         a.lea(x86::rax, x86::ptr(Emitter::first_instr, (start - 1) * 2));   // it goes on at prev_instr + 1
         a.jmp(tracing_handoff_);
     });
-    a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
-    a.cmp(x86::byte_ptr(x86::rax, layout::kCFrameUseTracing), 0);
-    a.jne(deopt);
 }
 
 void Compiler::dispatch(const Instr &ins)
@@ -544,40 +552,36 @@ void Compiler::visit_POP_TOP(const Instr &ins)
     em_.decref(x86::rdi, ins.index);
 }
 
-// Calls fn(second, top) -> new reference, releases both inputs (second first),
-// pushes the result.
-void Compiler::binary_call(const void *fn, const char *name)
+// A slot helper (codegen/runtime_slots.h) for the current instruction:
+// fn(sp = the deepest of `inputs` operands, tstate[, edx set by the caller])
+// leaves one result in place of the operands. Status 0 goes on; the rare
+// others leave out of line: < 0 to the error exit, > 0 (tracing switched on)
+// to the interpreter at the next instruction.
+void Compiler::slot_call(int inputs, const void *fn, const char *name, bool set_prev)
 {
     auto &a = em_.as();
-    em_.set_prev_instr(cur_->index);
-    a.mov(x86::rdi, top(1));
-    a.mov(x86::rsi, top(0));
+    if (set_prev) set_prev_instr();
+    a.lea(x86::rdi, em_.stack(depth_ - inputs));
+    a.mov(x86::rsi, Emitter::tstate);
     em_.call(fn, name);
-    a.mov(x86::r14, x86::rax);
-    release_inputs(2);
-    jump_if_error_zero(x86::r14, depth_);
-    push(x86::r14);
+    int depth = depth_ - inputs;
+    // A deferred stub, not out_of_line(): a site that is itself out of line
+    // would otherwise fall through into it.
+    Label error = error_exit(depth), tracing = tracing_exit(cur_->next, depth + 1);
+    Label not_zero = em_.cold([error, tracing](Emitter &e) {
+        e.as().js(error);
+        e.as().jmp(tracing);
+    });
+    a.test(x86::eax, x86::eax);
+    a.jnz(not_zero);
+    drop(inputs);
+    grow(1);
 }
 
 void Compiler::visit_BINARY_OP(const Instr &ins)
 {
-    struct Op { const void *fn; const char *name; };
-#define NB(fn) Op{reinterpret_cast<const void *>(&(fn)), #fn}
-    static const Op ops[] = {
-        NB(PyNumber_Add), NB(PyNumber_And), NB(PyNumber_FloorDivide), NB(PyNumber_Lshift),
-        NB(PyNumber_MatrixMultiply), NB(PyNumber_Multiply), NB(PyNumber_Remainder), NB(PyNumber_Or),
-        NB(rt::pyj_rt_power), NB(PyNumber_Rshift), NB(PyNumber_Subtract), NB(PyNumber_TrueDivide),
-        NB(PyNumber_Xor), NB(PyNumber_InPlaceAdd), NB(PyNumber_InPlaceAnd), NB(PyNumber_InPlaceFloorDivide),
-        NB(PyNumber_InPlaceLshift), NB(PyNumber_InPlaceMatrixMultiply), NB(PyNumber_InPlaceMultiply),
-        NB(PyNumber_InPlaceRemainder), NB(PyNumber_InPlaceOr), NB(rt::pyj_rt_inplace_power),
-        NB(PyNumber_InPlaceRshift), NB(PyNumber_InPlaceSubtract), NB(PyNumber_InPlaceTrueDivide),
-        NB(PyNumber_InPlaceXor),
-    };
-#undef NB
-    // The table follows the NB_* numbering of CPython 3.11 (opcode._nb_ops).
-    static_assert(sizeof(ops) / sizeof(ops[0]) == NB_INPLACE_XOR + 1, "BINARY_OP table out of step");
     if (ins.oparg < 0 || ins.oparg > NB_INPLACE_XOR) unsupported(ins);
-    emit_binary_op(*this, ins.oparg, ops[ins.oparg].fn, ops[ins.oparg].name);
+    emit_binary_op(*this, ins.oparg);
 }
 
 void Compiler::visit_COMPARE_OP(const Instr &ins)
@@ -591,31 +595,30 @@ void Compiler::visit_COMPARE_OP(const Instr &ins)
 void Compiler::pop_jump_if_bool(const Instr &ins, bool jump_when_true)
 {
     auto &a = em_.as();
-    Label is_true = a.newLabel(), slow = a.newLabel();
+    Label not_true = a.newLabel(), slow = a.newLabel();
     Label take = a.newLabel(), skip = a.newLabel();
     pop_to(x86::rdi);
     em_.load_address(x86::rax, Py_True);
     a.cmp(x86::rdi, x86::rax);
-    a.je(is_true);
+    a.jne(not_true);
+    em_.decref_no_dealloc(x86::rdi);
+    a.jmp(jump_when_true ? take : skip);
+    a.bind(not_true);
     em_.load_address(x86::rax, Py_False);
     a.cmp(x86::rdi, x86::rax);
     a.jne(slow);
     em_.decref_no_dealloc(x86::rdi);
-    a.jmp(jump_when_true ? skip : take);
-    a.bind(is_true);
-    em_.decref_no_dealloc(x86::rdi);
-    a.jmp(jump_when_true ? take : skip);
+    if (jump_when_true) a.jmp(skip);   // else fall through to the jump
 
-    a.bind(slow);
-    em_.set_prev_instr(ins.index);
-    a.mov(x86::r14, x86::rdi);
-    CALL(PyObject_IsTrue);
-    a.mov(x86::r15d, x86::eax);
-    em_.decref(x86::r14);
-    a.test(x86::r15d, x86::r15d);
-    a.js(error_exit(depth_));
-    if (jump_when_true) a.jnz(take); else a.jz(take);
-    a.jmp(skip);
+    em_.out_of_line([&] {   // anything else: its truth, then it is released
+        a.bind(slow);
+        em_.set_prev_instr(ins.index);
+        CALL(slots::truth_consume);
+        a.test(x86::eax, x86::eax);
+        a.js(error_exit(depth_));
+        if (jump_when_true) a.jnz(take); else a.jz(take);
+        a.jmp(skip);
+    });
 
     a.bind(take);
     jump_to(ins.target);
@@ -658,12 +661,15 @@ void Compiler::jump_or_pop(const Instr &ins, bool jump_when_true)
     a.bind(is_true);
     a.jmp(jump_when_true ? take : pop_on);
 
-    a.bind(slow);
-    em_.set_prev_instr(ins.index);
-    CALL(PyObject_IsTrue);
-    a.test(x86::eax, x86::eax);
-    a.js(error_exit(depth_));
-    if (jump_when_true) a.jnz(take); else a.jz(take);
+    em_.out_of_line([&] {
+        a.bind(slow);
+        em_.set_prev_instr(ins.index);
+        CALL(PyObject_IsTrue);
+        a.test(x86::eax, x86::eax);
+        a.js(error_exit(depth_));
+        if (jump_when_true) a.jnz(take); else a.jz(take);
+        a.jmp(pop_on);
+    });
 
     a.bind(pop_on);
     a.mov(x86::rdi, top(0));

@@ -75,6 +75,8 @@ private:
 
 public:
     void emit_tracing_check_at(int start, int depth);
+    asmjit::Label tracing_exit(int start, int depth);
+    void slot_call(int inputs, const void *fn, const char *name, bool set_prev = true);
 
 private:
 
@@ -146,8 +148,6 @@ public:
     // The STORE_FAST right after the current BINARY_OP + / += that an in-place
     // string concatenation may do itself (see concat_target), or nullptr.
     const Instr *concat_store() const;
-
-    void binary_call(const void *fn, const char *name);
 
     // 3.11 specialises a code object's instructions once it has run 8 RESUMEs
     // and backward jumps ("warm-up"); calls to C functions count a recursion

@@ -4,6 +4,7 @@
 
 #include "opcodes.h"
 #include "runtime.h"
+#include "runtime_slots.h"
 
 namespace pyjion {
 
@@ -86,6 +87,17 @@ SiteTypes quickened_types(Compiler &c, bool binary_op)
 
 }  // namespace
 
+SubscrPaths subscr_paths(Compiler &c)
+{
+    int unit = c.current().index;
+    switch (_Py_OPCODE(reinterpret_cast<_Py_CODEUNIT *>(c.code()->co_code_adaptive)[unit])) {
+    case BINARY_SUBSCR: return {true, true};   // not quickened (eager mode)
+    case BINARY_SUBSCR_LIST_INT: return {true, false};
+    case BINARY_SUBSCR_TUPLE_INT: return {false, true};
+    default: return {false, false};
+    }
+}
+
 void guard_type(Compiler &c, const x86::Gp &obj, PyTypeObject *type, const Label &fail)
 {
     auto &a = c.as();
@@ -150,8 +162,10 @@ void floor_divmod(Compiler &c)
 
 }  // namespace
 
-void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
+void emit_binary_op(Compiler &c, int nb)
 {
+    const char *name = nullptr;
+    const void *fn = reinterpret_cast<const void *>(slots::binary_helper(nb, &name));
     auto &a = c.as();
     auto &em = c.em();
     Label generic = a.newLabel(), have_result = a.newLabel(), done = a.newLabel();
@@ -231,11 +245,7 @@ void emit_binary_op(Compiler &c, int nb, const void *fn, const char *name)
             c.grow(2);
             a.bind(plain);
         }
-        a.mov(x86::rdi, c.top(1));
-        a.mov(x86::rsi, c.top(0));
-        em.call(fn, name);
-        release_and_push();
-        c.emit_tracing_check_at(c.current().next, c.depth());   // __add__ & co. may have turned tracing on
+        c.slot_call(2, fn, name, false);   // prev_instr set above
     };
 
     if (!ints && !floats) {
@@ -420,31 +430,20 @@ void emit_compare_op(Compiler &c, int op)
     // Generic: PyObject_RichCompare, then (if fused) the truth test of the result.
     em.out_of_line([&] {
         a.bind(generic);
-        c.set_prev_instr();
         a.mov(x86::edx, op);
-        PYJ_CALL(c, PyObject_RichCompare);
-        a.mov(x86::r14, x86::rax);
-        c.release_inputs(2);
-        c.jump_if_error_zero(x86::r14, depth - 2);
         if (!jump) {
-            c.push(x86::r14);
-            c.emit_tracing_check_at(c.current().next, c.depth());   // __lt__ & co. may have turned tracing on
+            c.slot_call(2, reinterpret_cast<const void *>(&slots::compare), "slots::compare");
             a.jmp(done);
             return;
         }
         // Fused: the result is consumed by the jump, as POP_JUMP_IF_* would.
-        Label take = a.newLabel(), slow_truth = a.newLabel();
-        em.load_address(x86::rax, Py_True);
-        a.cmp(x86::r14, x86::rax);
-        a.jne(slow_truth);
-        em.decref_no_dealloc(x86::r14);
-        if (jump_when_true) a.jmp(take); else a.jmp(done);
-        a.bind(slow_truth);
-        a.mov(x86::rdi, x86::r14);
-        PYJ_CALL(c, PyObject_IsTrue);
-        a.mov(x86::r15d, x86::eax);
-        em.decref(x86::r14);
-        a.test(x86::r15d, x86::r15d);
+        Label take = a.newLabel();
+        c.set_prev_instr();
+        a.lea(x86::rdi, em.stack(c.depth() - 2));
+        a.mov(x86::esi, op);
+        PYJ_CALL(c, slots::compare_truth);
+        c.drop(2);
+        a.test(x86::eax, x86::eax);
         a.js(c.error_exit(depth - 2));
         if (jump_when_true) a.jnz(take); else a.jz(take);
         a.jmp(done);

@@ -24,8 +24,17 @@ void box_small_int(Compiler &c, const asmjit::x86::Gp &value, const asmjit::Labe
 // than one 30-bit digit. Clobbers rax.
 void load_small_int(Compiler &c, const x86::Gp &obj, const x86::Gp &value, const asmjit::Label &fail);
 
-// BINARY_OP `nb_op`: fn(lhs, rhs) is the generic CPython implementation.
-void emit_binary_op(Compiler &c, int nb_op, const void *fn, const char *name);
+// BINARY_OP `nb_op`; the generic path is a slot helper (runtime_slots.h).
+void emit_binary_op(Compiler &c, int nb_op);
+
+// BINARY_SUBSCR's inline paths for what the quickened instruction has seen:
+// {list, tuple} when the code was not quickened yet, one of them for
+// BINARY_SUBSCR_LIST_INT / _TUPLE_INT, none for the other kinds (dicts,
+// __getitem__, an adaptive site: other containers or never run).
+struct SubscrPaths {
+    bool list, tuple;
+};
+SubscrPaths subscr_paths(Compiler &c);
 
 // COMPARE_OP `op` (Py_LT ... Py_GE); fuses a following POP_JUMP_*_IF_TRUE/FALSE.
 void emit_compare_op(Compiler &c, int op);

@@ -78,14 +78,16 @@ void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
     a.jne(miss);
     a.mov(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, value)));
     em().incref(x86::rax);
-    a.jmp(have);
-    a.bind(miss);
-    set_prev_instr();
-    a.mov(x86::rdi, Emitter::frame);
-    em().load_address(x86::rsi, name);
-    a.mov(x86::rdx, x86::rcx);
-    PYJ_CALL(*this, rtn::pyj_load_global_cached);
-    jump_if_error_zero(x86::rax, depth());
+    em().out_of_line([&] {   // the miss: a lookup and a refill, rare once warm
+        a.bind(miss);
+        set_prev_instr();
+        a.mov(x86::rdi, Emitter::frame);
+        em().load_address(x86::rsi, name);
+        a.mov(x86::rdx, x86::rcx);
+        PYJ_CALL(*this, rtn::pyj_load_global_cached);
+        jump_if_error_zero(x86::rax, depth());
+        a.jmp(have);
+    });
     a.bind(have);
     if (ins.oparg & 1) {
         a.mov(em().stack(depth()), imm(0));

@@ -17,6 +17,7 @@
 #include "call_cache.h"
 #include "direct_call.h"
 #include "runtime.h"
+#include "runtime_slots.h"
 #include "specialize.h"
 
 namespace pyjion {
@@ -508,19 +509,6 @@ fail:
 }
 
 // STORE_SUBSCR and DELETE_SUBSCR: consume their operands; 0 or -1.
-// BINARY_SUBSCR's generic path; an exact dict as the interpreter's
-// BINARY_SUBSCR_DICT (no __missing__ to consult).
-PyObject *get_item(PyObject *container, PyObject *sub)
-{
-    if (PyDict_CheckExact(container)) {
-        PyObject *res = PyDict_GetItemWithError(container, sub);
-        if (res != nullptr) return Py_NewRef(res);
-        if (!PyErr_Occurred()) _PyErr_SetKeyError(sub);
-        return nullptr;
-    }
-    return PyObject_GetItem(container, sub);
-}
-
 // STORE_SUBSCR's generic path; an exact dict as STORE_SUBSCR_DICT.
 int store_subscr(PyObject *container, PyObject *sub, PyObject *v)
 {
@@ -1238,32 +1226,42 @@ void Compiler::visit_UNPACK_EX(const Instr &ins)
 
 // BINARY_SUBSCR. Fast path (what the interpreter's BINARY_SUBSCR_LIST_INT /
 // _TUPLE_INT specialisations do): an exact list or tuple indexed by an exact
-// int in range [0, 2**30) that is below the length. Everything else, including
-// negative indexes, goes to PyObject_GetItem.
+// int in range [0, 2**30) that is below the length, inline only for the
+// containers the site has seen (subscr_paths). Everything else, including
+// negative indexes, goes to the generic slot helper.
 void Compiler::visit_BINARY_SUBSCR(const Instr &ins)
 {
     auto &a = em_.as();
-    Label slow = a.newLabel(), not_list = a.newLabel(), got = a.newLabel(), done = a.newLabel();
+    SubscrPaths paths = subscr_paths(*this);
+    if (!paths.list && !paths.tuple) {
+        slot_call(2, reinterpret_cast<const void *>(&slots::get_item), "slots::get_item");
+        return;
+    }
+    Label slow = a.newLabel(), got = a.newLabel(), done = a.newLabel();
+    Label not_list = paths.tuple ? a.newLabel() : slow;
     int depth = depth_;
     a.mov(x86::rdi, top(1));   // container
     a.mov(x86::rsi, top(0));   // index
     small_index(*this, x86::rsi, slow);
-    a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)));
-    em_.load_address(x86::rax, &PyList_Type);
-    a.cmp(x86::rdx, x86::rax);
-    a.jne(not_list);
-    a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyVarObject, ob_size)));
-    a.jae(slow);
-    a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, ob_item)));
-    a.mov(x86::rax, x86::qword_ptr(x86::rdx, x86::rcx, 3));
-    a.jmp(got);
-    a.bind(not_list);
-    em_.load_address(x86::rax, &PyTuple_Type);
-    a.cmp(x86::rdx, x86::rax);
-    a.jne(slow);
-    a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyVarObject, ob_size)));
-    a.jae(slow);
-    a.mov(x86::rax, x86::qword_ptr(x86::rdi, x86::rcx, 3, offsetof(PyTupleObject, ob_item)));
+    if (paths.list) {
+        em_.load_address(x86::rax, &PyList_Type);
+        a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rax);
+        a.jne(not_list);
+        a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyVarObject, ob_size)));
+        a.jae(slow);
+        a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, ob_item)));
+        a.mov(x86::rax, x86::qword_ptr(x86::rdx, x86::rcx, 3));
+        if (paths.tuple) a.jmp(got);
+    }
+    if (paths.tuple) {
+        a.bind(not_list);
+        em_.load_address(x86::rax, &PyTuple_Type);
+        a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rax);
+        a.jne(slow);
+        a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyVarObject, ob_size)));
+        a.jae(slow);
+        a.mov(x86::rax, x86::qword_ptr(x86::rdi, x86::rcx, 3, offsetof(PyTupleObject, ob_item)));
+    }
     a.bind(got);
     em_.incref(x86::rax);
     a.mov(x86::r14, x86::rax);
@@ -1277,7 +1275,7 @@ void Compiler::visit_BINARY_SUBSCR(const Instr &ins)
     em_.out_of_line([&] {   // dicts, slices, other containers
         a.bind(slow);
         depth_ = depth;
-        binary_call(reinterpret_cast<const void *>(&objrt::get_item), "objrt::get_item");
+        slot_call(2, reinterpret_cast<const void *>(&slots::get_item), "slots::get_item");
         a.jmp(done);
     });
     a.bind(done);
