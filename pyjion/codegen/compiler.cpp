@@ -455,6 +455,24 @@ void Compiler::jump_to(int target_unit, const Instr &jump)
     em_.as().jmp(label_for(target_unit));
 }
 
+// After a `test`: jump to `target_unit` if the tested value is non-zero
+// (`when_nonzero`) or zero, else go on at `fallthrough` (an invalid label:
+// the code that follows). A forward jump needs no eval-breaker check, so it
+// is a single conditional jump to the target.
+void Compiler::jump_if_flags(bool when_nonzero, int target_unit, const Instr &jump, const Label &fallthrough)
+{
+    auto &a = em_.as();
+    if (opcode_jump_kind(jump.opcode) != REL_BACKWARD) {
+        if (when_nonzero) a.jnz(label_for(target_unit)); else a.jz(label_for(target_unit));
+        if (fallthrough.isValid()) a.jmp(fallthrough);
+        return;
+    }
+    Label skip = fallthrough.isValid() ? fallthrough : a.newLabel();
+    if (when_nonzero) a.jz(skip); else a.jnz(skip);
+    jump_to(target_unit, jump);
+    if (!fallthrough.isValid()) a.bind(skip);
+}
+
 const Instr *Compiler::concat_store() const
 {
     int k = bytecode_.instr_at(cur_->start);

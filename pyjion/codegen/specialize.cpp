@@ -198,12 +198,17 @@ void emit_binary_op(Compiler &c, int nb)
         a.jmp(done);
     };
     // Fast results: ints and floats run no Python code, so no tracer can
-    // have been switched on.
+    // have been switched on. Only a new object can fail (no memory): the
+    // allocations test for NULL themselves (the error exit releases the
+    // operands still on the stack), so the common path has no test.
     auto release_and_push = [&]() {
         a.mov(x86::r14, x86::rax);
         c.release_inputs(2);
-        c.jump_if_error_zero(x86::r14, depth - 2);
         c.push(x86::r14);
+    };
+    auto allocated = [&]() {
+        c.jump_if_error_zero(x86::rax, depth);
+        a.jmp(have_result);
     };
     auto float_path = [&]() {
         a.bind(not_int);
@@ -225,7 +230,7 @@ void emit_binary_op(Compiler &c, int nb)
                            allocate);
         a.bind(allocate);
         PYJ_CALL(c, PyFloat_FromDouble);
-        a.jmp(have_result);
+        allocated();
     };
     auto generic_path = [&]() {
         a.bind(generic);
@@ -301,7 +306,7 @@ void emit_binary_op(Compiler &c, int nb)
                 allocate_int);
             a.bind(allocate_int);
             PYJ_CALL(c, PyLong_FromLongLong);
-            a.jmp(have_result);
+            allocated();
         });
         if (floats) em.out_of_line(float_path);
     } else {
@@ -406,38 +411,45 @@ void emit_compare_op(Compiler &c, int op)
         c.release_inputs(2);
         c.grow(2);   // the model is restored for the other paths below
     };
-    auto outcome = [&](const Label &here, bool value) {
-        a.bind(here);
+    // The outcome goes to r15d (callee-saved: the releases may free), then
+    // one copy of the releases serves both.
+    if (ints || floats) {
+        Label decided = a.newLabel();
+        a.bind(is_false);           // the int comparison falls through to false
+        a.xor_(x86::r15d, x86::r15d);
+        a.short_().jmp(decided);    // over the 6-byte mov
+        a.bind(is_true);
+        a.mov(x86::r15d, 1);
+        a.bind(decided);
         release_operands();
         c.drop(2);
+        // (`done` is the code that follows: the generic path is out of line)
         if (jump) {
-            if (value == jump_when_true) c.jump_to(jump->target, *jump);
-            else a.jmp(done);
+            a.test(x86::r15d, x86::r15d);
+            c.jump_if_flags(jump_when_true, jump->target, *jump, Label());
         } else {
-            em.load_address(x86::rax, value ? Py_True : Py_False);
+            em.load_address(x86::rax, Py_False);
+            em.load_address(x86::rcx, Py_True);
+            a.test(x86::r15d, x86::r15d);
+            a.cmovnz(x86::rax, x86::rcx);
             em.incref(x86::rax);
             c.push(x86::rax);
             c.drop(1);
-            a.jmp(done);
+            // falls through to done
         }
         c.grow(2);
-    };
-    if (ints || floats) {
-        outcome(is_false, false);   // the int comparison falls through to false
-        outcome(is_true, true);
     }
 
     // Generic: PyObject_RichCompare, then (if fused) the truth test of the result.
     em.out_of_line([&] {
         a.bind(generic);
-        a.mov(x86::edx, op);
         if (!jump) {
+            a.mov(x86::edx, op);
             c.slot_call(2, reinterpret_cast<const void *>(&slots::compare), "slots::compare");
             a.jmp(done);
             return;
         }
         // Fused: the result is consumed by the jump, as POP_JUMP_IF_* would.
-        Label take = a.newLabel();
         c.set_prev_instr();
         a.lea(x86::rdi, em.stack(c.depth() - 2));
         a.mov(x86::esi, op);
@@ -445,10 +457,7 @@ void emit_compare_op(Compiler &c, int op)
         c.drop(2);
         a.test(x86::eax, x86::eax);
         a.js(c.error_exit(depth - 2));
-        if (jump_when_true) a.jnz(take); else a.jz(take);
-        a.jmp(done);
-        a.bind(take);
-        c.jump_to(jump->target, *jump);
+        c.jump_if_flags(jump_when_true, jump->target, *jump, done);
     });
     a.bind(done);
     if (jump) c.fuse_next();
