@@ -58,7 +58,7 @@ void Compiler::compile()
         depth_ = ins.depth;
         if (options_.debug) {
             em_.set_prev_instr(ins.index);
-            a.mov(x86::rdi, Emitter::frame);
+            a.lea(x86::rdi, Emitter::frame_address());
             a.mov(x86::esi, depth_);
             a.mov(x86::edx, ins.index);
             CALL(rt::pyj_rt_debug_check_stack);
@@ -147,13 +147,13 @@ Label Compiler::tracing_exit(int start, int depth)
     if (!tracing_handoff_.isValid()) {
         tracing_handoff_ = em_.cold([this](Emitter &e) {
             auto &a = e.as();
-            a.mov(x86::qword_ptr(Emitter::frame, layout::kFramePrevInstr), x86::rax);
+            a.mov(Emitter::frame_q(layout::kFramePrevInstr), x86::rax);
             a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
             a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
-            a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevious));
+            a.mov(x86::rax, Emitter::frame_q(layout::kFramePrevious));
             a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
             a.mov(x86::rdi, Emitter::tstate);
-            a.mov(x86::rsi, Emitter::frame);
+            a.lea(x86::rsi, Emitter::frame_address());
             a.xor_(x86::edx, x86::edx);
             CALL(rt::pyj_rt_interpret);
             a.mov(x86::r14, x86::rax);
@@ -162,7 +162,7 @@ Label Compiler::tracing_exit(int start, int depth)
     }
     return em_.cold([this, depth, start](Emitter &e) {
         auto &a = e.as();
-        a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), code_->co_nlocalsplus + depth);
+        a.mov(Emitter::frame_d(layout::kFrameStackTop), code_->co_nlocalsplus + depth);
         a.lea(x86::rax, x86::ptr(Emitter::first_instr, (start - 1) * 2));   // it goes on at prev_instr + 1
         a.jmp(tracing_handoff_);
     });
@@ -212,7 +212,7 @@ void Compiler::emit_frame_entry()
     a.push(x86::r15);
     a.sub(x86::rsp, 8);   // keep rsp 16-byte aligned at calls
     a.mov(Emitter::tstate, x86::rdi);
-    a.mov(Emitter::frame, x86::rsi);
+    a.lea(Emitter::frame, x86::ptr(x86::rsi, Emitter::kFrameBias));   // see Emitter::frame_q
     a.mov(x86::r15d, x86::edx);
     em_.load_address(Emitter::first_instr, _PyCode_CODE(code_));
 
@@ -220,9 +220,9 @@ void Compiler::emit_frame_entry()
     // so tracebacks, sys._getframe() and PyEval_GetFrame() see it.
     a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
     a.mov(x86::rax, x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame));
-    a.mov(x86::qword_ptr(Emitter::frame, layout::kFramePrevious), x86::rax);
-    a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), Emitter::frame);
-    a.mov(x86::byte_ptr(Emitter::frame, layout::kFrameIsEntry), 1);
+    a.mov(Emitter::frame_q(layout::kFramePrevious), x86::rax);
+    a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rsi);   // the frame's address
+    a.mov(Emitter::frame_b(layout::kFrameIsEntry), 1);
 
     // Recursion limit: if (ts->recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, "")) fail.
     // On failure _Py_CheckRecursiveCall has already undone the decrement.
@@ -244,7 +244,7 @@ void Compiler::emit_frame_entry()
     a.jle(slow);
     a.bind(resume);
     // While running, values on the stack are not visible to the GC (as in ceval.c).
-    a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), -1);
+    a.mov(Emitter::frame_d(layout::kFrameStackTop), -1);
 }
 
 // The loops an interpreted frame can move into machine code at: targets of
@@ -284,7 +284,7 @@ void Compiler::emit_osr_entry()
         a.cmp(x86::r15d, loop.header);
         a.je(labels_[bytecode_.instr_at(loop.header)]);
     }
-    a.mov(x86::rdi, Emitter::frame);
+    a.lea(x86::rdi, Emitter::frame_address());
     CALL(rt::pyj_rt_bad_resume);
     a.jmp(exit_error_);
 }
@@ -305,7 +305,7 @@ void Compiler::emit_resume_dispatch()
         if (ins.opcode == RETURN_GENERATOR || ins.opcode == YIELD_VALUE) resume_units.push_back(ins.index);
         if (ins.opcode == SEND) resume_units.push_back(ins.target - 1);
     }
-    a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevInstr));
+    a.mov(x86::rax, Emitter::frame_q(layout::kFramePrevInstr));
     a.sub(x86::rax, Emitter::first_instr);
     a.sar(x86::rax, 1);
     for (int unit : resume_units) {
@@ -319,7 +319,7 @@ void Compiler::emit_resume_dispatch()
         a.jmp(labels_[k]);
         a.bind(other);
     }
-    a.mov(x86::rdi, Emitter::frame);
+    a.lea(x86::rdi, Emitter::frame_address());
     CALL(rt::pyj_rt_bad_resume);
     a.jmp(exit_error_);
 }
@@ -331,12 +331,12 @@ void Compiler::emit_epilogue()
     a.xor_(x86::r14d, x86::r14d);
     a.bind(exit_return_);   // r14: the result, or NULL with an exception set
     // Empty value stack: the caller's frame clearing releases exactly the locals.
-    a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), code_->co_nlocalsplus);
+    a.mov(Emitter::frame_d(layout::kFrameStackTop), code_->co_nlocalsplus);
     a.bind(exit_suspend_);   // a yield has set stacktop to the values it keeps
     a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
     a.bind(exit_unlinked_);
     a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
-    a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFramePrevious));
+    a.mov(x86::rax, Emitter::frame_q(layout::kFramePrevious));
     a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
     a.bind(exit_restore_);
     a.mov(x86::rax, x86::r14);
@@ -380,7 +380,7 @@ Label Compiler::error_exit_at(int unit, int depth, Raise how, int lookup_unit, b
         auto &a = e.as();
         if (set_prev) e.set_prev_instr(unit);
         a.mov(x86::rdi, Emitter::tstate);
-        a.mov(x86::rsi, Emitter::frame);
+        a.lea(x86::rsi, Emitter::frame_address());
         a.mov(x86::edx, depth);
         a.mov(x86::ecx, add_traceback ? 1 : 0);
         if (entry == nullptr) {
@@ -530,7 +530,7 @@ void Compiler::visit_LOAD_FAST(const Instr &ins)
     if (!bound_.certain(bytecode_.instr_at(ins.start), index)) {
         Label unbound = em_.cold([this, index, depth, unit](Emitter &e) {
             e.set_prev_instr(unit);
-            e.as().mov(x86::rdi, Emitter::frame);
+            e.as().lea(x86::rdi, Emitter::frame_address());
             e.as().mov(x86::esi, index);
             CALL(rt::pyj_rt_unbound_local);
             e.as().jmp(error_exit_at(unit, depth));

@@ -191,7 +191,7 @@ void emit_stub(Emitter &em, int nargs)
     // interpreter.
     a.inc(x86::qword_ptr(x86::r9, offsetof(PyjRecord, calls)));
     a.mov(x86::rax, x86::qword_ptr(x86::rsp));
-    a.mov(x86::qword_ptr(Emitter::frame, layout::kFramePrevInstr), x86::rax);
+    a.mov(Emitter::frame_q(layout::kFramePrevInstr), x86::rax);
     a.mov(x86::r15, x86::r10);
     a.mov(x86::rdi, Emitter::tstate);
     a.mov(x86::rsi, x86::r10);

@@ -60,7 +60,7 @@ void Emitter::call(const void *fn, const char *name)
 void Emitter::set_prev_instr(int unit_index)
 {
     a_.lea(x86::rax, x86::ptr(first_instr, unit_index * 2));
-    a_.mov(x86::qword_ptr(frame, layout::kFramePrevInstr), x86::rax);
+    a_.mov(frame_q(layout::kFramePrevInstr), x86::rax);
 }
 
 Label Emitter::cold(std::function<void(Emitter &)> body)

@@ -52,7 +52,7 @@ void Compiler::visit_RERAISE(const Instr &ins)
     auto &a = as();
     int depth_before = depth();
     set_prev_instr();
-    a.mov(x86::rdi, Emitter::frame);
+    a.lea(x86::rdi, Emitter::frame_address());
     stack_pointer_to(x86::rsi);
     a.mov(x86::edx, ins.oparg);
     PYJ_CALL(*this, rt::pyj_rt_reraise);

@@ -24,8 +24,8 @@ void Compiler::visit_YIELD_VALUE(const Instr &ins)
 {
     auto &a = as();
     pop_to(x86::r14);
-    a.mov(x86::byte_ptr(Emitter::frame, layout::kGenFrameStateFromFrame), layout::kFrameSuspended);
-    a.mov(x86::dword_ptr(Emitter::frame, layout::kFrameStackTop), code()->co_nlocalsplus + depth());
+    a.mov(Emitter::frame_b(layout::kGenFrameStateFromFrame), layout::kFrameSuspended);
+    a.mov(Emitter::frame_d(layout::kFrameStackTop), code()->co_nlocalsplus + depth());
     set_prev_instr();
     a.jmp(exit_suspend());
     grow(1);   // the resume pushes the sent value

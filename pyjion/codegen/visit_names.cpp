@@ -64,13 +64,13 @@ void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
     Label miss = a.newLabel(), have = a.newLabel();
     // Hit: same globals and builtins dicts, both unchanged since the fill.
     em().load_address(x86::rcx, cache);
-    a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFrameGlobals));
+    a.mov(x86::rax, Emitter::frame_q(layout::kFrameGlobals));
     a.cmp(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, globals)));
     a.jne(miss);
     a.mov(x86::rdx, x86::qword_ptr(x86::rax, offsetof(PyDictObject, ma_version_tag)));
     a.cmp(x86::rdx, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, globals_version)));
     a.jne(miss);
-    a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFrameBuiltins));
+    a.mov(x86::rax, Emitter::frame_q(layout::kFrameBuiltins));
     a.cmp(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, builtins)));
     a.jne(miss);
     a.mov(x86::rdx, x86::qword_ptr(x86::rax, offsetof(PyDictObject, ma_version_tag)));
@@ -81,7 +81,7 @@ void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
     em().out_of_line([&] {   // the miss: a lookup and a refill, rare once warm
         a.bind(miss);
         set_prev_instr();
-        a.mov(x86::rdi, Emitter::frame);
+        a.lea(x86::rdi, Emitter::frame_address());
         em().load_address(x86::rsi, name);
         a.mov(x86::rdx, x86::rcx);
         PYJ_CALL(*this, rtn::pyj_load_global_cached);
@@ -101,7 +101,7 @@ void Compiler::visit_LOAD_NAME(const Instr &ins)
     auto &a = as();
     PyObject *name = name_at(code(), ins.oparg, ins);
     set_prev_instr();
-    a.mov(x86::rdi, Emitter::frame);
+    a.lea(x86::rdi, Emitter::frame_address());
     em().load_address(x86::rsi, name);
     PYJ_CALL(*this, rtn::pyj_load_name);
     jump_if_error_zero(x86::rax, depth());
@@ -116,7 +116,7 @@ void name_status_op(Compiler &c, const Instr &ins, bool takes_value, const void 
     PyObject *name = name_at(c.code(), ins.oparg, ins);
     if (takes_value) c.pop_to(x86::rdx);
     c.set_prev_instr();
-    c.as().mov(x86::rdi, Emitter::frame);
+    c.as().lea(x86::rdi, Emitter::frame_address());
     c.em().load_address(x86::rsi, name);
     c.em().call(fn, fn_name);
     c.jump_if_error_negative(x86::eax, c.depth());
@@ -537,7 +537,7 @@ void Compiler::visit_IMPORT_NAME(const Instr &ins)
     // TOS = fromlist, TOS1 = level; the helper releases both.
     set_prev_instr();
     a.mov(x86::rdi, Emitter::tstate);
-    a.mov(x86::rsi, Emitter::frame);
+    a.lea(x86::rsi, Emitter::frame_address());
     em().load_address(x86::rdx, name);
     a.mov(x86::rcx, top(0));
     a.mov(x86::r8, top(1));
@@ -564,7 +564,7 @@ void Compiler::visit_IMPORT_STAR(const Instr &)
     auto &a = as();
     pop_to(x86::rsi);   // the helper releases the module
     set_prev_instr();
-    a.mov(x86::rdi, Emitter::frame);
+    a.lea(x86::rdi, Emitter::frame_address());
     PYJ_CALL(*this, rtn::pyj_import_star);
     jump_if_error_negative(x86::eax, depth());
 }
@@ -575,7 +575,7 @@ void Compiler::visit_LOAD_BUILD_CLASS(const Instr &)
 {
     auto &a = as();
     set_prev_instr();
-    a.mov(x86::rdi, Emitter::frame);
+    a.lea(x86::rdi, Emitter::frame_address());
     PYJ_CALL(*this, rtn::pyj_load_build_class);
     jump_if_error_zero(x86::rax, depth());
     push(x86::rax);
@@ -585,7 +585,7 @@ void Compiler::visit_SETUP_ANNOTATIONS(const Instr &)
 {
     auto &a = as();
     set_prev_instr();
-    a.mov(x86::rdi, Emitter::frame);
+    a.lea(x86::rdi, Emitter::frame_address());
     PYJ_CALL(*this, rtn::pyj_setup_annotations);
     jump_if_error_negative(x86::eax, depth());
 }
@@ -620,7 +620,7 @@ void Compiler::visit_COPY_FREE_VARS(const Instr &ins)
     int offset = co->co_nlocals + co->co_nplaincellvars;
     if (ins.oparg != co->co_nfreevars || offset + ins.oparg != co->co_nlocalsplus) bad_oparg(ins, "free variable");
     if (ins.oparg == 0) return;
-    a.mov(x86::rax, x86::qword_ptr(Emitter::frame, layout::kFrameFunc));
+    a.mov(x86::rax, Emitter::frame_q(layout::kFrameFunc));
     a.mov(x86::rax, x86::qword_ptr(x86::rax, kFuncClosure));
     for (int i = 0; i < ins.oparg; i++) {
         a.mov(x86::rcx, x86::qword_ptr(x86::rax, kTupleItems + 8 * i));
@@ -638,7 +638,7 @@ void Compiler::visit_MAKE_CELL(const Instr &ins)
     auto &a = as();
     int index = local_index(code(), ins);
     set_prev_instr();
-    a.mov(x86::rdi, Emitter::frame);
+    a.lea(x86::rdi, Emitter::frame_address());
     a.mov(x86::esi, index);
     PYJ_CALL(*this, rtn::pyj_make_cell);
     jump_if_error_negative(x86::eax, depth());
@@ -660,7 +660,7 @@ Label unbound_deref_exit(Compiler &c, const Instr &ins, int index)
     int unit = ins.index;
     return c.em().cold([&c, index, depth, unit](Emitter &e) {
         e.set_prev_instr(unit);
-        e.as().mov(x86::rdi, Emitter::frame);
+        e.as().lea(x86::rdi, Emitter::frame_address());
         e.as().mov(x86::esi, index);
         PYJ_CALL(c, rtn::pyj_unbound_deref);
         e.as().jmp(c.error_exit_at(unit, depth));
@@ -712,7 +712,7 @@ void Compiler::visit_LOAD_CLASSDEREF(const Instr &ins)
     auto &a = as();
     int index = local_index(code(), ins);
     set_prev_instr();
-    a.mov(x86::rdi, Emitter::frame);
+    a.lea(x86::rdi, Emitter::frame_address());
     a.mov(x86::esi, index);
     PYJ_CALL(*this, rtn::pyj_load_classderef);
     jump_if_error_zero(x86::rax, depth());
@@ -727,7 +727,7 @@ void Compiler::visit_DELETE_FAST(const Instr &ins)
     int unit = ins.index;
     Label unbound = em().cold([this, index, depth, unit](Emitter &e) {
         e.set_prev_instr(unit);
-        e.as().mov(x86::rdi, Emitter::frame);
+        e.as().lea(x86::rdi, Emitter::frame_address());
         e.as().mov(x86::esi, index);
         PYJ_CALL(*this, rt::pyj_rt_unbound_local);
         e.as().jmp(error_exit_at(unit, depth));

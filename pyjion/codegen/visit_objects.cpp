@@ -894,7 +894,7 @@ static void emit_cached_c_call(Compiler &c, int base, CallCache *site, const Lab
     a.bind(go);
     a.mov(x86::rdi, x86::r11);
     a.mov(x86::rdx, Emitter::tstate);
-    a.mov(x86::rcx, Emitter::frame);
+    a.lea(x86::rcx, Emitter::frame_address());
     a.call(x86::qword_ptr(x86::r11, offsetof(CallCache, call)));
 }
 
@@ -987,7 +987,7 @@ void Compiler::visit_CALL(const Instr &ins)
         slot_address(*this, x86::rdi, base);
         // rdx: the keyword names (kept alive by co_consts), or the site's cache
         em_.load_address(x86::rdx, kwnames != nullptr ? static_cast<const void *>(kwnames) : site);
-        a.mov(x86::rcx, Emitter::frame);
+        a.lea(x86::rcx, Emitter::frame_address());
         a.lea(x86::r8, x86::ptr(Emitter::first_instr, cache_unit * 2));
         a.mov(x86::r9, Emitter::tstate);
         if (kwnames != nullptr) {
@@ -1034,7 +1034,7 @@ void Compiler::visit_MAKE_FUNCTION(const Instr &ins)
     int n = 1;
     for (int bit = 0; bit < 4; bit++) n += (ins.oparg >> bit) & 1;
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, Emitter::frame);
+    em_.as().lea(x86::rdi, Emitter::frame_address());
     slot_address(*this, x86::rsi, depth_ - n);
     em_.as().mov(x86::edx, ins.oparg);
     CALL(objrt::make_function);
