@@ -21,8 +21,10 @@ def report(top, out=sys.stderr):
     if total == 0:
         print("code_size: nothing was compiled", file=out)
         return
+    hot_total = sum(h for _, h, _ in table.values())
     print(f"code_size: {instrs} instructions compiled, {total} bytes of machine code, "
-          f"{total / max(instrs, 1):.1f} bytes per instruction", file=out)
+          f"{total / max(instrs, 1):.1f} bytes per instruction "
+          f"({hot_total / max(instrs, 1):.1f} in function bodies, the part that runs)", file=out)
     print(f"{'opcode':28} {'instrs':>8} {'hot B':>10} {'cold B':>10} {'B/instr':>8} {'share':>6}", file=out)
     rows = sorted(table.items(), key=lambda kv: -(kv[1][1] + kv[1][2]))
     for name, (n, hot, cold) in rows[:top]:
