@@ -1272,3 +1272,40 @@ def test_errors_caught_in_frame(name):
         for _ in range(1000):
             fj(o, s)
         assert sys.getrefcount(s) == before
+
+
+def test_load_global_one_code_many_globals():
+    # One code object run with several globals dicts, alternately, its sites
+    # cached for one of them at a time: each call sees its own globals (the
+    # cache knows a globals dict by its version tag alone), rebinding and
+    # deleting a name included, and a dict subclass sharing the code too.
+    class Globals(dict):
+        pass
+    src = "def f():\n    return G, len('ab')\n"
+    ns = {}
+    exec(src, ns)
+    code = ns["f"].__code__
+    pyjion.enable(threshold=0)
+    try:
+        dicts = [{"G": i, "__builtins__": builtins} for i in range(3)]
+        dicts.append(Globals(G="sub", __builtins__=builtins))
+        fs = [types.FunctionType(code, d, "f") for d in dicts]
+        got = []
+        for round_ in range(4):
+            for i, f in enumerate(fs):
+                got.append(f())
+            dicts[1]["G"] = "rebound %d" % round_
+            if round_ == 2:
+                del dicts[2]["G"]
+                dicts[2]["G"] = "readded"
+        assert all(pyjion.info(f).compiled for f in fs)
+    finally:
+        pyjion.disable()
+    expected = []
+    values = [0, 1, 2, "sub"]
+    for round_ in range(4):
+        expected.extend((v, 2) for v in values)
+        values[1] = "rebound %d" % round_
+        if round_ == 2:
+            values[2] = "readded"
+    assert got == expected

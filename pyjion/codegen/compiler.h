@@ -76,6 +76,7 @@ private:
 public:
     void emit_tracing_check_at(int start, int depth);
     asmjit::Label tracing_exit(int start, int depth);
+    bool method_slot_likely(int base) const;
     void jump_if_flags(bool when_nonzero, int target_unit, const Instr &jump, const asmjit::Label &fallthrough);
     void slot_call(int inputs, const void *fn, const char *name, bool set_prev = true);
 

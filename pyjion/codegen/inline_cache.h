@@ -13,9 +13,10 @@ namespace pyjion {
 // LOAD_GLOBAL: the value found for one name while the globals and builtins
 // dicts had these version tags. A dict's ma_version_tag changes on every
 // mutation and is unique across dicts, so equal tags mean the lookup would
-// give the same (borrowed, dict-owned) value.
+// give the same (borrowed, dict-owned) value. The globals are known by their
+// tag alone (f_globals is always a dict); the builtins, which may be another
+// mapping, by identity first. An empty cache's builtins (NULL) match no frame.
 struct GlobalCache {
-    PyObject *globals = nullptr;
     uint64_t globals_version = 0;
     PyObject *builtins = nullptr;
     uint64_t builtins_version = 0;

@@ -151,7 +151,6 @@ PyObject *pyj_load_global_cached(_PyInterpreterFrame *frame, PyObject *name, Glo
     PyObject *v = pyj_load_global(frame, name);
     if (v != nullptr && cacheable && gv == reinterpret_cast<PyDictObject *>(globals)->ma_version_tag &&
         bv == reinterpret_cast<PyDictObject *>(builtins)->ma_version_tag) {
-        cache->globals = globals;
         cache->globals_version = gv;
         cache->builtins = builtins;
         cache->builtins_version = bv;

@@ -63,10 +63,12 @@ void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
     GlobalCache *cache = new_site_data<GlobalCache>();
     Label miss = a.newLabel(), have = a.newLabel();
     // Hit: same globals and builtins dicts, both unchanged since the fill.
+    // f_globals is always a dict (or a subclass: the struct is the same) and
+    // version tags are unique across dicts, so the tag alone identifies the
+    // globals; the builtins may be any mapping, so their identity is checked
+    // before their tag is read.
     em().load_address(x86::rcx, cache);
     a.mov(x86::rax, Emitter::frame_q(layout::kFrameGlobals));
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, globals)));
-    a.jne(miss);
     a.mov(x86::rdx, x86::qword_ptr(x86::rax, offsetof(PyDictObject, ma_version_tag)));
     a.cmp(x86::rdx, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, globals_version)));
     a.jne(miss);

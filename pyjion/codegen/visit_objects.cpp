@@ -868,14 +868,17 @@ void Compiler::visit_KW_NAMES(const Instr &ins)
 // self, args...] from slot `base`: when the callable is the one `site` holds
 // (for the same slot arrangement), the cached call, with its result (or NULL)
 // in rax when the code falls through; anything else goes to `miss`.
-static void emit_cached_c_call(Compiler &c, int base, CallCache *site, const Label &miss)
+// `method_likely`: the arrangement the slot's producer suggests (see
+// method_slot_likely); the other one is checked out of line.
+static void emit_cached_c_call(Compiler &c, int base, CallCache *site, const Label &miss, bool method_likely)
 {
     auto &a = c.as();
     auto &em = c.em();
-    Label method = a.newLabel(), go = a.newLabel();
+    Label other = a.newLabel(), go = a.newLabel();
     // rax = the callable found; rsi = the arguments if it and the slot
     // arrangement are the cached ones.
     auto match = [&](bool in_method_slot) {
+        if (!in_method_slot) a.mov(x86::rax, em.stack(base + 1));
         a.cmp(x86::rax, x86::qword_ptr(x86::r11, offsetof(CallCache, callable)));
         a.jne(miss);
         a.cmp(x86::dword_ptr(x86::r11, offsetof(CallCache, is_meth)), 0);
@@ -885,12 +888,13 @@ static void emit_cached_c_call(Compiler &c, int base, CallCache *site, const Lab
     em.load_address(x86::r11, site);
     a.mov(x86::rax, em.stack(base));
     a.test(x86::rax, x86::rax);
-    a.jnz(method);
-    a.mov(x86::rax, em.stack(base + 1));
-    match(false);
-    a.jmp(go);
-    a.bind(method);
-    match(true);
+    if (method_likely) a.jz(other); else a.jnz(other);
+    match(method_likely);
+    em.out_of_line([&] {
+        a.bind(other);
+        match(!method_likely);
+        a.jmp(go);
+    });
     a.bind(go);
     a.mov(x86::rdi, x86::r11);
     a.mov(x86::rdx, Emitter::tstate);
@@ -905,6 +909,23 @@ static bool names_append(PyCodeObject *code)
 {
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(code->co_names); i++) {
         if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(code->co_names, i), "append") == 0) return true;
+    }
+    return false;
+}
+
+// Whether the slot below a CALL's callable (slot `base`) most likely holds a
+// method rather than NULL: by the instruction that pushed it, found by going
+// back through the straight-line code before the call (LOAD_METHOD: likely a
+// method; LOAD_GLOBAL's or PUSH_NULL's NULL, or not found: likely NULL). Only
+// the code layout depends on it: both arrangements are tested at run time.
+bool Compiler::method_slot_likely(int base) const
+{
+    const auto &instrs = bytecode_.instrs();
+    for (int j = bytecode_.instr_at(cur_->start) - 1; j >= 0; j--) {
+        const Instr &prev = instrs[j];
+        if (prev.depth < 0) return false;
+        if (prev.depth <= base) return prev.opcode == LOAD_METHOD;
+        if (bytecode_.is_jump_target(prev.start)) return false;
     }
     return false;
 }
@@ -977,7 +998,7 @@ void Compiler::visit_CALL(const Instr &ins)
         Label direct = em_.cold([this, base, nargs, cache_unit, generic, called](Emitter &) {
             emit_direct_call(*this, base, nargs, cache_unit, generic, called);
         });
-        emit_cached_c_call(*this, base, site, direct);
+        emit_cached_c_call(*this, base, site, direct, method_slot_likely(base));
     }
     auto generic_call = [&] {
         a.bind(generic);
