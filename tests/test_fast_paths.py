@@ -142,46 +142,61 @@ def f(a, b):
 WARMUPS = {"ints": (3, 4), "floats": (1.5, 2.5), "strs": ("x", "y"), "none": None}
 
 
-def warmed(kind):
-    """f compiled after 300 interpreted calls with `kind` operands (threshold
-    200); "none": compiled at its first call (eager, nothing quickened)."""
-    f = make(QUICKENED_SRC, "f")
-    if WARMUPS[kind] is None:
+def warmed(kind, src=QUICKENED_SRC, warmups=WARMUPS, first=(3, 4)):
+    """f of `src` compiled after 300 interpreted calls with warmups[kind] as
+    arguments (threshold 200); None: compiled at its first call, f(*first)
+    (eager, nothing quickened)."""
+    f = make(src, "f")
+    if warmups[kind] is None:
         pyjion.enable(threshold=0)
-        f(3, 4)
+        f(*first)
     else:
         pyjion.enable(threshold=200)
         for _ in range(300):
             try:
-                f(*WARMUPS[kind])
+                f(*warmups[kind])
             except TypeError:   # str - str: the other sites still ran
                 pass
     return f
 
 
-@pytest.mark.parametrize("kind", sorted(WARMUPS))
-def test_quickened_sites_keep_the_interpreters_results(kind):
-    values = [v for v in VALUES if not isinstance(v, complex)] + ["a", "b", None]
-    reference = make(QUICKENED_SRC, "f")
-    expected = [repr(outcome(reference, a, b)) for a, b in itertools.product(values, values)]
-    f = warmed(kind)
-    try:
-        assert pyjion.info(f).compiled
-        got = [repr(outcome(f, a, b)) for a, b in itertools.product(values, values)]
-    finally:
-        pyjion.disable()
-    assert got == expected
-
-
-def test_quickened_sites_emit_only_the_paths_they_saw():
+def compiled_sizes(warm):
+    """pyjion.info(f).code_size of warm(kind) for each kind."""
     sizes = {}
-    for kind in WARMUPS:
-        f = warmed(kind)
+    for kind in warm.kinds:
+        f = warm(kind)
         try:
             assert pyjion.info(f).compiled
             sizes[kind] = pyjion.info(f).code_size
         finally:
             pyjion.disable()
+    return sizes
+
+
+def same_outcomes_when_warmed(warm, kind, src, pairs):
+    """warm(kind)'s f gives the interpreter's outcome for every argument pair."""
+    reference = make(src, "f")
+    expected = [repr(outcome(reference, a, b)) for a, b in pairs]
+    f = warm(kind)
+    try:
+        assert pyjion.info(f).compiled
+        got = [repr(outcome(f, a, b)) for a, b in pairs]
+    finally:
+        pyjion.disable()
+    assert got == expected
+
+
+@pytest.mark.parametrize("kind", sorted(WARMUPS))
+def test_quickened_sites_keep_the_interpreters_results(kind):
+    values = [v for v in VALUES if not isinstance(v, complex)] + ["a", "b", None]
+    same_outcomes_when_warmed(warmed, kind, QUICKENED_SRC, list(itertools.product(values, values)))
+
+
+warmed.kinds = WARMUPS
+
+
+def test_quickened_sites_emit_only_the_paths_they_saw():
+    sizes = compiled_sizes(warmed)
     # both fast paths everywhere > one of them > none (str sites)
     assert sizes["none"] > sizes["ints"] > sizes["strs"]
     assert sizes["none"] > sizes["floats"] > sizes["strs"]
@@ -210,39 +225,19 @@ INDEXES = [0, 1, 2, 3, -1, -4, 2**30, True, 1.0, "k", slice(0, 2), None]
 
 
 def subscr_warmed(kind):
-    f = make(SUBSCR_SRC, "f")
-    if SUBSCR_WARMUPS[kind] is None:
-        pyjion.enable(threshold=0)
-        f([1, 2], 1)
-    else:
-        pyjion.enable(threshold=200)
-        for _ in range(300):
-            f(*SUBSCR_WARMUPS[kind])
-    return f
+    return warmed(kind, SUBSCR_SRC, SUBSCR_WARMUPS, first=([1, 2], 1))
+
+
+subscr_warmed.kinds = SUBSCR_WARMUPS
 
 
 @pytest.mark.parametrize("kind", sorted(SUBSCR_WARMUPS))
 def test_quickened_subscripts_keep_the_interpreters_results(kind):
-    reference = make(SUBSCR_SRC, "f")
-    expected = [repr(outcome(reference, c, i)) for c, i in itertools.product(CONTAINERS, INDEXES)]
-    f = subscr_warmed(kind)
-    try:
-        assert pyjion.info(f).compiled
-        got = [repr(outcome(f, c, i)) for c, i in itertools.product(CONTAINERS, INDEXES)]
-    finally:
-        pyjion.disable()
-    assert got == expected
+    same_outcomes_when_warmed(subscr_warmed, kind, SUBSCR_SRC, list(itertools.product(CONTAINERS, INDEXES)))
 
 
 def test_quickened_subscripts_emit_only_the_paths_they_saw():
-    sizes = {}
-    for kind in SUBSCR_WARMUPS:
-        f = subscr_warmed(kind)
-        try:
-            assert pyjion.info(f).compiled
-            sizes[kind] = pyjion.info(f).code_size
-        finally:
-            pyjion.disable()
+    sizes = compiled_sizes(subscr_warmed)
     assert sizes["none"] > sizes["list"] > sizes["dict"]
     assert sizes["none"] > sizes["tuple"] > sizes["dict"]
     assert sizes["getitem"] == sizes["dict"]

@@ -121,10 +121,13 @@ class ArmTracer:
     def __init__(self, tracer):
         self.tracer = tracer
 
-    def __add__(self, other):
+    def _arm(self, other):
         sys.settrace(self.tracer)
-        sys._getframe(1).f_trace = self.tracer
+        sys._getframe(2).f_trace = self.tracer   # the frame that applied the operator
         return other
+
+    def __add__(self, other):
+        return self._arm(other)
 
 
 MIDWAY = """
@@ -136,10 +139,9 @@ def g(a, b):
 """
 
 
-def test_tracer_attached_while_a_compiled_frame_runs():
-    # A debugger that attaches while the compiled function is on the stack
-    # (breakpoint() in a callee, then stepping back out) must get the rest of
-    # the frame's line events and its return event, as on stock CPython.
+def armed_run(arming):
+    """A probe: g(arming(tracer), 5), where the operand switches the tracer on
+    midway; returns g's result and its own frame's events (relative lines)."""
     def run(g):
         code = g.__code__
         events = []
@@ -150,12 +152,18 @@ def test_tracer_attached_while_a_compiled_frame_runs():
             return tracer
 
         try:
-            result = g(ArmTracer(tracer), 5)
+            result = g(arming(tracer), 5)
         finally:
             sys.settrace(None)
         return result, events
+    return run
 
-    want = same_as_stock(MIDWAY, run, warm=(1, 1), tag="trace")
+
+def test_tracer_attached_while_a_compiled_frame_runs():
+    # A debugger that attaches while the compiled function is on the stack
+    # (breakpoint() in a callee, then stepping back out) must get the rest of
+    # the frame's line events and its return event, as on stock CPython.
+    want = same_as_stock(MIDWAY, armed_run(ArmTracer), warm=(1, 1), tag="trace")
     assert want == (9, [("line", 2), ("line", 3), ("line", 4), ("return", 4)])
 
 
@@ -247,17 +255,9 @@ def test_debugger_started_in_a_callee_steps_through_the_compiled_caller():
     assert want == (9, [("return", "__add__"), ("g", 2), ("g", 3), ("g", 4), ("return", "g")])
 
 
-class ArmTracerAnyOp:
-    """The same as ArmTracer for the generic operations compiled code leaves
-    to one helper call (>>, subscript, comparison with or without a jump)."""
-
-    def __init__(self, tracer):
-        self.tracer = tracer
-
-    def _arm(self, other):
-        sys.settrace(self.tracer)
-        sys._getframe(2).f_trace = self.tracer
-        return other
+class ArmTracerAnyOp(ArmTracer):
+    """The same for the generic operations compiled code leaves to one helper
+    call (>>, subscript, comparison with or without a jump)."""
 
     def __rshift__(self, other):
         return self._arm(other)
@@ -273,21 +273,5 @@ class ArmTracerAnyOp:
                                               ("x = a < b", (1, 1)), ("x = b\n    if a < b: x = b + 1", (1, 1))])
 def test_tracer_attached_by_a_generic_operation(first_line, warm):
     src = MIDWAY.replace("x = a + b", first_line)
-
-    def run(g):
-        code = g.__code__
-        events = []
-
-        def tracer(frame, event, arg):
-            if frame.f_code is code:
-                events.append((event, frame.f_lineno - code.co_firstlineno))
-            return tracer
-
-        try:
-            result = g(ArmTracerAnyOp(tracer), 5)
-        finally:
-            sys.settrace(None)
-        return result, events
-
-    want = same_as_stock(src, run, warm=warm, tag="trace")
+    want = same_as_stock(src, armed_run(ArmTracerAnyOp), warm=warm, tag="trace")
     assert ("return", len(src.strip().splitlines()) - 1) in want[1]
