@@ -924,7 +924,9 @@ bool Compiler::method_slot_likely(int base) const
     for (int j = bytecode_.instr_at(cur_->start) - 1; j >= 0; j--) {
         const Instr &prev = instrs[j];
         if (prev.depth < 0) return false;
-        if (prev.depth <= base) return prev.opcode == LOAD_METHOD;
+        // LOAD_METHOD replaces the object in slot `base` with [method or NULL, self]
+        if (prev.opcode == LOAD_METHOD && prev.depth == base + 1) return true;
+        if (prev.depth <= base) return false;   // LOAD_GLOBAL's NULL, PUSH_NULL, ...
         if (bytecode_.is_jump_target(prev.start)) return false;
     }
     return false;
