@@ -23,6 +23,20 @@ public:
     std::string text;
 };
 
+// A code object's qualified name and file for the listing and the perf map
+// ("?" where one is not valid text).
+struct CodeNames {
+    const char *name, *file;
+};
+CodeNames code_names(PyCodeObject *code)
+{
+    const char *name = PyUnicode_AsUTF8(code->co_qualname);
+    if (name == nullptr) PyErr_Clear();
+    const char *file = PyUnicode_AsUTF8(code->co_filename);
+    if (file == nullptr) PyErr_Clear();
+    return CodeNames{name ? name : "?", file ? file : "?"};
+}
+
 // Appends one compile's listing to options.dump_asm ("-": stderr). Best
 // effort: a listing that cannot be written never fails the compile.
 void write_listing(PyCodeObject *code, const std::string &path, const asmjit::StringLogger &logger,
@@ -30,10 +44,8 @@ void write_listing(PyCodeObject *code, const std::string &path, const asmjit::St
 {
     FILE *out = path == "-" ? stderr : std::fopen(path.c_str(), "a");
     if (out == nullptr) return;
-    const char *name = PyUnicode_AsUTF8(code->co_qualname);
-    const char *file = PyUnicode_AsUTF8(code->co_filename);
-    if (name == nullptr || file == nullptr) PyErr_Clear();
-    std::fprintf(out, "; ==== pyjion: %s (%s:%d) at %p, %zu bytes\n", name ? name : "?", file ? file : "?",
+    CodeNames names = code_names(code);
+    std::fprintf(out, "; ==== pyjion: %s (%s:%d) at %p, %zu bytes\n", names.name, names.file,
                  code->co_firstlineno, entry, size);
     std::fwrite(logger.data(), 1, logger.dataSize(), out);
     std::fputs("; ==== end\n", out);
@@ -47,11 +59,8 @@ void write_listing(PyCodeObject *code, const std::string &path, const asmjit::St
 // The perf map's name of a compiled code object: "pyjion::qualname:file:line".
 std::string perf_name(PyCodeObject *code)
 {
-    const char *name = PyUnicode_AsUTF8(code->co_qualname);
-    if (name == nullptr) PyErr_Clear();
-    const char *file = PyUnicode_AsUTF8(code->co_filename);
-    if (file == nullptr) PyErr_Clear();
-    std::string out = std::string("pyjion::") + (name ? name : "?") + ":" + (file ? file : "?") + ":" +
+    CodeNames names = code_names(code);
+    std::string out = std::string("pyjion::") + names.name + ":" + names.file + ":" +
                       std::to_string(code->co_firstlineno);
     for (char &ch : out) {
         if (ch == '\n' || ch == '\r') ch = ' ';   // one line per block

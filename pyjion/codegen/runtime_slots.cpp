@@ -75,39 +75,31 @@ int get_item(PyObject **sp, PyThreadState *ts)
     return finish(sp, result, ts);
 }
 
-int compare(PyObject **sp, PyThreadState *ts, int op)
+namespace {
+// The comparison of sp[0] with sp[1], both released (as ceval does).
+PyObject *compare_consume(PyObject **sp, int op)
 {
     PyObject *left = sp[0], *right = sp[1];
     PyObject *result = PyObject_RichCompare(left, right, op);
     Py_DECREF(left);
     Py_DECREF(right);
-    return finish(sp, result, ts);
+    return result;
+}
+}  // namespace
+
+int compare(PyObject **sp, PyThreadState *ts, int op) { return finish(sp, compare_consume(sp, op), ts); }
+
+int truth_consume(PyObject *value)
+{
+    int truth = PyObject_IsTrue(value);   // True and False by identity first
+    Py_DECREF(value);
+    return truth;
 }
 
 int compare_truth(PyObject **sp, int op)
 {
-    PyObject *left = sp[0], *right = sp[1];
-    PyObject *result = PyObject_RichCompare(left, right, op);
-    Py_DECREF(left);
-    Py_DECREF(right);
-    if (result == nullptr) return -1;
-    int truth;
-    if (result == Py_True) {
-        truth = 1;
-    } else if (result == Py_False) {
-        truth = 0;
-    } else {
-        truth = PyObject_IsTrue(result);
-    }
-    Py_DECREF(result);
-    return truth;
-}
-
-int truth_consume(PyObject *value)
-{
-    int truth = PyObject_IsTrue(value);
-    Py_DECREF(value);
-    return truth;
+    PyObject *result = compare_consume(sp, op);
+    return result == nullptr ? -1 : truth_consume(result);
 }
 
 }  // namespace slots
