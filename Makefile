@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.pyjion-deps
-SOURCES := $(wildcard pyjion/*.pyx pyjion/*.h pyjion/*.cpp pyjion/codegen/*.cpp pyjion/codegen/*.h pyjion/codegen/*.def pyjion/codegen/*.c pyjion/*.py) setup.py pyproject.toml
+SOURCES := $(wildcard pyjion/*.pyx pyjion/*.h pyjion/*.cpp pyjion/codegen/*.cpp pyjion/codegen/*.h pyjion/codegen/*.def pyjion/codegen/*.c pyjion/*.py) _pyjion_startup.py setup.py pyproject.toml
 
 .PHONY: setup build demo test unit-test smoke bench bench-check bench-whole thirdparty fuzz regrtest refleak clean
 
@@ -24,7 +24,7 @@ $(VENV)/.pyjion-built: $(STAMP) build/asmjit/lib/libasmjit.a $(SOURCES)
 	$(PY) tools/install_pth.py
 	# pyjion's own bytecode, written even where PYTHONDONTWRITEBYTECODE is set:
 	# a process that compiles its first source pays ~1 ms to start the compiler.
-	$(PY) -m compileall -q pyjion
+	$(PY) -m compileall -q pyjion _pyjion_startup.py
 	touch $@
 
 build: $(VENV)/.pyjion-built

@@ -81,7 +81,7 @@ def extensions():
         extra_compile_args=opt + ["-std=c++17", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter",
                                   "-Wno-missing-field-initializers"],
         extra_objects=[os.path.join(asmjit, "lib", "libasmjit.a")],
-        extra_link_args=link + ["-lrt", "-lpthread", "-static-libstdc++", "-static-libgcc"],
+        extra_link_args=link + ["-lrt", "-lpthread", "-static-libstdc++", "-static-libgcc", "-Wl,--exclude-libs,ALL"],
         language="c++",
     )
     return cythonize([eval_ext], language_level=3, compiler_directives={"boundscheck": False,

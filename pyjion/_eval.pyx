@@ -18,6 +18,9 @@ cdef extern from "Python.h":
         PyObject *co_name
         int co_firstlineno
     PyThreadState *PyThreadState_Get()
+    ctypedef struct PyInterpreterState
+    PyInterpreterState *PyInterpreterState_Get()
+    PyInterpreterState *PyInterpreterState_Main()
     Py_ssize_t _PyEval_RequestCodeExtraIndex(void (*free)(void *)) except -1
     int _PyCode_SetExtra(PyObject *code, Py_ssize_t index, void *extra)
     void *PyCapsule_Import(const char *name, int no_block) except NULL
@@ -297,8 +300,7 @@ cdef PyObject *pyjion_eval(PyThreadState *ts, PyjFrame *f, int throwflag) noexce
 
 # ---- tiering: samples and on-stack replacement (tiering.h) ------------------
 
-cdef bint g_inline_getitem = True    # until probed: BINARY_SUBSCR_GETITEM may bypass the hook
-cdef bint g_probed = False
+cdef int g_inline_getitem = -1      # BINARY_SUBSCR_GETITEM may bypass the hook: 1, 0, -1 = not probed
 
 
 cdef inline bint tiering_wanted() noexcept:
@@ -352,7 +354,7 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
         PyErr_Restore(et, ev, tb)
     if rec.state != PYJ_COMPILED or rec.osr_entry == NULL or rec.owner == NULL:
         return compiled
-    if g_inline_getitem and pyj_code_may_run_inline(co):
+    if pyj_code_may_run_inline(co) and inline_getitem():
         return compiled
     header = g_codegen.osr_header(rec.owner, pyj_frame_unit(f), &depth)
     if header < 0 or pyj_code_unit_returns(co, header):
@@ -367,7 +369,7 @@ def _probe_inline_getitem():
     """Whether this CPython runs a class's Python __getitem__ inside the
     caller's interpreter activation without the hook (3.11 before the fix of
     BINARY_SUBSCR_GETITEM under PEP 523): then two-argument code gets no traps."""
-    global g_inline_getitem, g_probed, g_jit, g_profile, g_interpreted
+    global g_inline_getitem, g_jit, g_profile, g_interpreted
     cdef bint jit = g_jit, profile = g_profile
     cdef Py_ssize_t interpreted = g_interpreted
     g_jit = False             # the loop must run in the interpreter, specialised,
@@ -380,15 +382,34 @@ def _probe_inline_getitem():
         g_profile = profile
         g_interpreted = interpreted
     g_inline_getitem = record_info(probe.Probe.__getitem__.__code__)["calls"] != 64
-    g_probed = True
-    return g_inline_getitem
+    return bool(g_inline_getitem)
+
+
+def _getitem_probe_result():
+    """Test hook: None until the probe ran, then whether it found the bypass."""
+    return None if g_inline_getitem < 0 else bool(g_inline_getitem)
+
+
+cdef bint inline_getitem() noexcept:
+    """The probe's answer, probed when first needed (a trap for two-argument
+    code), not at start-up: most processes never ask."""
+    global g_inline_getitem
+    cdef PyObject *et
+    cdef PyObject *ev
+    cdef PyObject *tb
+    if g_inline_getitem < 0:
+        PyErr_Fetch(&et, &ev, &tb)
+        try:
+            _probe_inline_getitem()
+        except BaseException:
+            g_inline_getitem = 1      # unknown: no traps for two-argument code
+        PyErr_Restore(et, ev, tb)
+    return g_inline_getitem == 1
 
 
 cdef update_sampler():
     """The sampler runs while the hook is installed and compiles by threshold."""
     if tiering_wanted():
-        if not g_probed and installed():
-            _probe_inline_getitem()
         if not pyj_sampler.running:
             if pyj_sampler_start(on_sample, g_sample_interval_us) < 0:
                 raise RuntimeError("pyjion: could not start the sampler thread")
@@ -439,6 +460,7 @@ cdef void load_codegen() except *:
     global g_codegen
     if g_codegen != NULL:
         return
+    require_main_interpreter()    # (pybind11's module hangs there)
     import pyjion._codegen
     cdef PyjionCodegenAPI *api = <PyjionCodegenAPI *>PyCapsule_Import(b"pyjion._codegen._C_API", 0)
     if api.version != PYJION_CODEGEN_API_VERSION:
@@ -517,9 +539,21 @@ def get_config():
             "max_instructions": g_options.max_instructions}
 
 
+def in_main_interpreter():
+    """The hook's state (the sampler, the code records, the direct calls) is
+    one per process: only the main interpreter installs it."""
+    return PyInterpreterState_Get() == PyInterpreterState_Main()
+
+
+cdef require_main_interpreter():
+    if not in_main_interpreter():
+        raise RuntimeError("pyjion runs in the main interpreter only, not in a subinterpreter")
+
+
 def install():
     """Installs the hook; True if newly installed, False if it already was."""
     global g_installed
+    require_main_interpreter()
     _ensure_extra_index()
     if g_jit:
         load_codegen()

@@ -121,3 +121,41 @@ print("child", os.waitstatus_to_exitcode(status))
 print("parent", f(1, 1), pyjion.info(f).run_count)
 """)
     assert out.splitlines() == ["child 0", "parent 2 2"]
+
+
+SUBINTERPRETER = """
+import _xxsubinterpreters as interpreters
+import pyjion
+interp = interpreters.create()
+interpreters.run_string(interp, "import sys; print('sub', sum(range(10)), 'pyjion' in sys.modules)")
+print("main", pyjion.is_enabled())
+"""
+
+
+def test_subinterpreters_start_silently_without_the_jit():
+    # A subinterpreter runs the start-up .pth too; pyjion's extensions load
+    # into one interpreter per process, so it goes on without them, silently.
+    proc = run_python(SUBINTERPRETER, env={"PYJION": "1"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["sub 45 False", "main True"]
+    assert proc.stderr == ""
+
+
+IN_SUBINTERPRETER = """
+import pyjion
+try:
+    pyjion.enable()
+except RuntimeError as exc:
+    print("refused:", exc)
+print("installed", pyjion.is_enabled())
+"""
+
+
+def test_a_subinterpreter_cannot_install_the_hook():
+    # The main interpreter never imported pyjion, so a subinterpreter can
+    # import it; installing the hook there is refused with a clear error.
+    out = check_python("import _xxsubinterpreters as interpreters\n"
+                       "interpreters.run_string(interpreters.create(), %r)\n" % IN_SUBINTERPRETER)
+    assert out.splitlines() == [
+        "refused: pyjion runs in the main interpreter only, not in a subinterpreter",
+        "installed False"]

@@ -443,3 +443,40 @@ def test_stats_report_machine_code_alive():
         import gc
         gc.collect()
         assert pyjion.stats()["jit"]["code_bytes_alive"] <= after - size
+
+
+def test_getitem_probe_waits_for_the_first_two_argument_trap():
+    # The probe (does BINARY_SUBSCR_GETITEM bypass the hook?) runs Python code;
+    # start-up does not pay for it, the first trap that needs its answer does.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYJION")}
+    env["PYJION"] = "1"
+    src = textwrap.dedent("""
+        import pyjion
+        from pyjion import _eval
+        before = _eval._getitem_probe_result()
+        def one(n):
+            total = 0
+            for i in range(n):
+                if i == 10:
+                    _eval._sample_now()
+                total += i
+            return total
+        def two(n, m):
+            total = 0
+            for i in range(n):
+                if i == 10:
+                    _eval._sample_now()
+                total += i * m
+            return total
+        assert one(50) == sum(range(50))
+        after_one = _eval._getitem_probe_result()
+        assert two(50, 2) == 2 * sum(range(50))
+        print(before, after_one, _eval._getitem_probe_result(),
+              pyjion.info(one).osr_entries, pyjion.info(two).osr_entries)
+    """)
+    out = subprocess.run([sys.executable, "-c", src], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[:2] == ["None", "None"]
+    # probed by two's trap; where the bypass exists, two-argument code gets no trap
+    assert out[2] in ("True", "False")
+    assert out[3] == "1" and out[4] == ("0" if out[2] == "True" else "1")

@@ -1,6 +1,12 @@
 """Imported at interpreter start-up by pyjion-startup.pth when PYJION is set
 (PYJION=1), so whole programs, test runners and their subprocesses run with
-the JIT. PYJION_THRESHOLD=N sets the threshold; PYJION_PROFILE=1 profiles."""
+the JIT. PYJION_THRESHOLD=N sets the threshold; PYJION_PROFILE=1 profiles.
+
+A top-level module rather than part of the pyjion package: a subinterpreter
+runs the .pth too, and there importing pyjion fails (its extension modules
+load into one interpreter per process); that must stay silent, and telling a
+subinterpreter from the main one up front (_xxsubinterpreters) would cost
+every process a third of a millisecond."""
 import os
 import sys
 
@@ -9,18 +15,31 @@ def _flag(name):
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
+def _main_interpreter():
+    try:
+        import _xxsubinterpreters as interpreters
+    except ImportError:
+        return True
+    return interpreters.get_current() == interpreters.get_main()
+
+
 def _start():
     try:
         import pyjion
+    except ImportError as exc:
+        if _main_interpreter():
+            print("pyjion: not enabled at start-up: %s" % exc, file=sys.stderr)
+        return False
+    if not pyjion._eval.in_main_interpreter():
+        return False          # the main interpreter did not take pyjion; neither does this one
+    try:
         threshold = os.environ.get("PYJION_THRESHOLD")
         pyjion.enable(threshold=int(threshold) if threshold else None,
                       profile=_flag("PYJION_PROFILE"))
     except Exception as exc:   # never stop the interpreter from starting
         print("pyjion: not enabled at start-up: %s" % exc, file=sys.stderr)
-
-
-if _flag("PYJION"):
-    _start()
+        return False
+    return True
 
 
 def _dump_stats_at_exit(path):
@@ -40,5 +59,5 @@ def _dump_stats_at_exit(path):
     atexit.register(dump)
 
 
-if _flag("PYJION") and os.environ.get("PYJION_STATS_FILE"):
+if _flag("PYJION") and _start() and os.environ.get("PYJION_STATS_FILE"):
     _dump_stats_at_exit(os.environ["PYJION_STATS_FILE"])
