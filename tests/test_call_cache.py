@@ -36,11 +36,14 @@ def f(rounds):
         lst.append(i)                            # list.append
         out.append(lst)
         out.append(s.upper())                    # METH_NOARGS descriptor
-        out.append(s.startswith("ab"))           # METH_O descriptor
+        out.append(s.startswith("ab"))           # METH_VARARGS descriptor
+        out.append(",".join(lst and ["x", s]))    # METH_O descriptor
         out.append(s.split(","))                 # METH_FASTCALL|METH_KEYWORDS descriptor
         out.append(s.find("cd", 1))              # METH_FASTCALL descriptor
-        out.append(s.count("a"))                 # METH_VARARGS descriptor (generic)
-        out.append("{}-{}".format(i, s))         # METH_VARARGS|METH_KEYWORDS (generic)
+        out.append(s.count("a"))                 # METH_VARARGS descriptor
+        out.append(s.find("c", 2, i + 3))        # METH_VARARGS, three arguments
+        out.append("{}-{}".format(i, s))         # METH_VARARGS|METH_KEYWORDS, no keywords
+        out.append("{x}".format(x=i))            # the same with a keyword (generic)
         out.append(type(s))                      # type(x)
         out.append(str(i))                       # str(x)
         out.append(tuple(lst))                   # tuple(x)
@@ -54,6 +57,7 @@ def f(rounds):
         out.append(sub)
         out.append(S("x").startswith("x"))       # self not exactly str
         out.append(S("x").split())
+        out.append(S("xx").count("x"))           # METH_VARARGS, self not exactly str
     return out
 """, [(ROUNDS,)], name="f", expect="return")
 
@@ -67,6 +71,8 @@ def f(rounds, bad):
         out.append(len(v))
         out.append(abs(v[0] if i < rounds - 1 else v))
         out.append("x".startswith(v if i == rounds - 1 else "x"))
+        out.append("x".count(v if i == rounds - 1 else "x"))     # METH_VARARGS raising
+        out.append("{0[0]}".format(v))                          # METH_VARARGS|KEYWORDS raising
     return out
 """, [(ROUNDS, 5), (ROUNDS, None)], name="f", expect="raise")
 
@@ -195,3 +201,31 @@ def f(rounds):
     out.append(other.items)
     return out
 """, [(ROUNDS * 4,)], name="f", expect="return")
+
+
+def test_varargs_methods_raise_and_recurse_as_on_stock():
+    # str.count / str.find (METH_VARARGS) and str.format without keywords
+    # (METH_VARARGS|METH_KEYWORDS) are called straight from the cache: their
+    # errors, and the recursion level they count, must be stock's.
+    differential("""
+import sys
+def f(rounds):
+    out = []
+    for i in range(rounds):
+        arg = None if i % 7 == 6 else "a"
+        for call in (lambda: "banana".count(arg), lambda: "banana".find(arg, 1, 4),
+                     lambda: "{0[1]}".format(arg), lambda: "x".count()):
+            try:
+                out.append(call())
+            except (TypeError, IndexError) as e:
+                out.append((type(e).__name__, str(e)))
+    def down(n):
+        if n == 0:
+            return 0
+        return down(n - 1) + "ab".count("a")
+    try:
+        out.append(down(sys.getrecursionlimit() + 50))
+    except RecursionError as e:
+        out.append(str(e))
+    return out
+""", [(ROUNDS,)], name="f", expect="return")

@@ -115,6 +115,41 @@ PyObject *descr_fast_kw(const CallCache *c, PyObject **args, PyThreadState *ts, 
     return release(args, c->total, specialised(c, frame, res));
 }
 
+// The positional arguments after self as the tuple a METH_VARARGS function takes.
+inline PyObject *args_tuple(const CallCache *c, PyObject **args)
+{
+    Py_ssize_t n = c->total - 1;
+    PyObject *tuple = PyTuple_New(n);
+    if (tuple != nullptr) {
+        for (Py_ssize_t i = 0; i < n; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(args[i + 1]));
+    }
+    return tuple;
+}
+
+// A METH_VARARGS method (str.count, str.find, str.startswith, ...) or a
+// METH_VARARGS|METH_KEYWORDS one called without keywords (str.format): what
+// method_vectorcall_VARARGS(_KEYWORDS) does, without the vectorcall dispatch
+// and the checks the cached callable already passed. 3.11 has no specialised
+// form for these, so the result is checked and an error names the CALL, as
+// the interpreter's unspecialised call does.
+template <bool KEYWORDS>
+PyObject *descr_varargs(const CallCache *c, PyObject **args, PyThreadState *ts, _PyInterpreterFrame *frame)
+{
+    if (!self_fits(c, args)) return generic(c, args, ts, frame);
+    PyObject *tuple = args_tuple(c, args);
+    PyObject *res = nullptr;
+    if (tuple != nullptr) {
+        if (!pyj_enter_recursive_call(ts, " while calling a Python object")) {
+            res = KEYWORDS ? reinterpret_cast<PyCFunctionWithKeywords>(c->cfunc)(args[0], tuple, nullptr)
+                           : reinterpret_cast<PyCFunction>(c->cfunc)(args[0], tuple);
+            ts->recursion_remaining++;
+        }
+        Py_DECREF(tuple);
+        res = _Py_CheckFunctionResult(ts, args[-1], res, nullptr);
+    }
+    return release(args, c->total, res);
+}
+
 // list.append on a list (or subclass): no recursion level, as
 // PRECALL_NO_KW_LIST_APPEND.
 PyObject *list_append(const CallCache *c, PyObject **args, PyThreadState *ts, _PyInterpreterFrame *frame)
@@ -177,6 +212,8 @@ CachedCall select(PyObject *callable, bool is_meth, Py_ssize_t total, void **cfu
         if (callable == pyj_list_append_descr() && is_meth && total == 2) return list_append;
         if (meth->ml_flags == METH_O) return total == 2 ? descr_o : generic;
         if (meth->ml_flags == METH_NOARGS) return total == 1 ? descr_noargs : generic;
+        if (meth->ml_flags == METH_VARARGS) return descr_varargs<false>;
+        if (meth->ml_flags == (METH_VARARGS | METH_KEYWORDS)) return descr_varargs<true>;
         if (meth->ml_flags == METH_FASTCALL) return descr_fast;
         if (meth->ml_flags == (METH_FASTCALL | METH_KEYWORDS)) return descr_fast_kw;
         return generic;
