@@ -143,6 +143,7 @@ cdef extern from "tiering.h":
     PyjFrame *pyj_interp_frame
     PyObject *pyj_interpret(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
     PyObject *pyj_interpret_with(PyThreadState *ts, PyjFrame *f, int throwflag, PyjRecord *rec) noexcept
+    PyObject *pyj_run_compiled(PyjionEntry entry, PyThreadState *ts, PyjFrame *f, int arg) noexcept
     void pyj_trap_arm(PyCodeObject *co, PyjRecord *rec, int unit, int depth) noexcept
     void pyj_trap_disarm() noexcept
     int pyj_sampler_start(int (*callback)(void *) noexcept, unsigned int interval_us) noexcept
@@ -253,11 +254,11 @@ cdef inline PyObject *run_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
     # machine code takes over at its resumes (throw() included).
     if rec.state == PYJ_COMPILED:
         if not pyj_tracing(ts) and not pyj_frame_creates_generator(f):
-            return rec.entry(ts, f, throwflag)
+            return pyj_run_compiled(rec.entry, ts, f, throwflag)
     elif rec.state == PYJ_INTERPRETED and g_jit and not pyj_tracing(ts):
         if rec.calls > g_threshold:
             if compile_code(rec, co) and not pyj_frame_creates_generator(f):
-                return rec.entry(ts, f, throwflag)
+                return pyj_run_compiled(rec.entry, ts, f, throwflag)
         elif g_pgc and rec.calls * 2 > g_threshold and not pyj_frame_is_resume(f):
             # Types are recorded in the second half of the warm-up only: code
             # that never gets warm keeps no profile.
@@ -339,8 +340,6 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
     if f == NULL or pyj_tracing(ts) or pyj_in_tracer(ts) or g_codegen == NULL:
         return 0
     co = pyj_frame_code(f)
-    if pyj_code_is_generator(co):
-        return 0              # generators are resumed through the hook: compiled by count
     rec = <PyjRecord *>pyj_code_extra(co, g_extra_index)
     if rec == NULL:
         return 0
@@ -353,6 +352,11 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
         compiled = compile_code(rec, co)
         PyErr_Restore(et, ev, tb)
     if rec.state != PYJ_COMPILED or rec.osr_entry == NULL or rec.owner == NULL:
+        return compiled
+    if pyj_code_is_generator(co):
+        # A generator that works long between yields (a search that yields
+        # each hit) is compiled by time like a function; its frame needs no
+        # trap: the next resume enters the machine code at the yield.
         return compiled
     if pyj_code_may_run_inline(co) and inline_getitem():
         return compiled

@@ -120,6 +120,19 @@ static inline int pyj_trap_fired(PyjFrame *f, PyObject *result, PyjRecord **rec_
 
 static PyObject *pyj_interpret(PyThreadState *ts, PyjFrame *f, int throwflag);
 
+/* Runs machine code for `f` from the hook: while it runs, no frame is being
+ * interpreted (a tick then is charged to nobody, not to the interpreted caller
+ * whose call led here), until the machine code itself hands a frame to
+ * pyj_interpret. */
+static inline PyObject *pyj_run_compiled(PyjionEntry entry, PyThreadState *ts, PyjFrame *f, int arg)
+{
+    PyjFrame *outer = pyj_interp_frame;
+    pyj_interp_frame = NULL;
+    PyObject *result = entry(ts, (void *)f, arg);
+    pyj_interp_frame = outer;
+    return result;
+}
+
 /* A trap fired in `f`: put the frame back as it was at the header, then run
  * the rest of it as machine code, or in the interpreter if that cannot be
  * (a tracer is on, the hook is no longer the evaluator). */
@@ -137,7 +150,7 @@ static PyObject *pyj_trap_continue(PyThreadState *ts, PyjFrame *f, PyjRecord *re
         pyj_get_eval_func() == pyj_tier.hook) {
         rec->osr_entries++;
         pyj_tier.osr_entries++;
-        return rec->osr_entry(ts, (void *)f, unit);
+        return pyj_run_compiled(rec->osr_entry, ts, f, unit);
     }
     pyj_frame_resume_at(f, unit);
     return pyj_interpret(ts, f, 0);

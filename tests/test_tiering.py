@@ -243,8 +243,41 @@ def test_no_osr_in_generators():
     """, "osr")
     with jit_on(threshold=NEVER):
         values = list(ns["gen"](50))
-    assert values[:20] == list(range(20)) and values[20] == 0 and values[21:] == list(range(20, 50))
+    # the hot sample compiles the code (1) but sets no trap in a generator
+    assert values[:20] == list(range(20)) and values[20] == 1 and values[21:] == list(range(20, 50))
     assert pyjion.info(ns["gen"]).osr_entries == 0
+
+
+def test_a_generator_hot_between_yields_is_compiled_by_time():
+    # brute_force-like: long loops between few yields never reach the call
+    # (resume) count; a hot sample compiles the code, and the frame that was
+    # started in the interpreter goes on in machine code from its next resume.
+    src = """
+        from pyjion._eval import _sample_now as sample
+        def search(n, tick):
+            found = 0
+            for i in range(n):
+                if i == tick:
+                    sample()
+                if i % 97 == 0:
+                    found += 1
+                    yield i, found
+            yield "done", found
+        def drive(n, tick):
+            g = search(n, tick)
+            return [next(g)] + list(g)
+    """
+    stock_ns, jit_ns = fresh_namespace(src, "osr"), fresh_namespace(src, "osr")
+    with jit_off():
+        expected = stock_ns["drive"](2000, 150)
+    with jit_on(threshold=NEVER):
+        got = jit_ns["drive"](2000, 150)
+        again = jit_ns["drive"](500, -1)
+    assert got == expected
+    assert again == stock_ns["drive"](500, -1)
+    info = pyjion.info(jit_ns["search"])
+    assert info.state == "compiled" and info.osr_entries == 0, info
+    assert pyjion.info(jit_ns["drive"]).state == "interpreted"
 
 
 def test_frames_of_the_same_code_in_recursion():
