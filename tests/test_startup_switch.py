@@ -159,3 +159,18 @@ def test_a_subinterpreter_cannot_install_the_hook():
     assert out.splitlines() == [
         "refused: pyjion runs in the main interpreter only, not in a subinterpreter",
         "installed False"]
+
+
+def test_startup_leaves_what_it_does_not_need_unloaded():
+    # Every PYJION=1 process pays for start-up: it does not ask
+    # _xxsubinterpreters, make the CompilationResult enum or run the getitem
+    # probe (each made or run when first needed).
+    out = check_python("""
+        import sys
+        import pyjion
+        from pyjion import _eval
+        print(pyjion.is_enabled(), "_xxsubinterpreters" in sys.modules,
+              "CompilationResult" in vars(pyjion), _eval._getitem_probe_result())
+        print(pyjion.CompilationResult.Success == 1, "CompilationResult" in vars(pyjion))
+    """, env={"PYJION": "1"})
+    assert out.splitlines() == ["True False False None", "True True"]
