@@ -26,8 +26,8 @@ def _main_interpreter():
 def _start():
     try:
         import pyjion
-    except ImportError as exc:
-        if _main_interpreter():
+    except Exception as exc:   # never stop the interpreter from starting
+        if not isinstance(exc, ImportError) or _main_interpreter():
             print("pyjion: not enabled at start-up: %s" % exc, file=sys.stderr)
         return False
     if not pyjion._eval.in_main_interpreter():

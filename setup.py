@@ -76,6 +76,9 @@ def extensions():
         # PYJION=1). Our pybind11 internals are then kept apart from other
         # pybind11 modules' (their own INTERNALS_KIND), so no C++ object
         # made by one copy of libstdc++ is used through the other.
+        # --exclude-libs keeps the static archives' symbols (libstdc++'s,
+        # AsmJit's) local: resolved at link time, not looked up at every
+        # import (1.57M -> 1.12M instructions).
         define_macros=[("ASMJIT_STATIC", "1"), ("PYBIND11_INTERNALS_VERSION", "5"),
                        ("PYBIND11_INTERNALS_KIND", '"_pyjion"')] + ([("PYJION_DEBUG", "1")] if debug else []),
         extra_compile_args=opt + ["-std=c++17", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter",

@@ -28,14 +28,21 @@ inline PyObject *specialised(const CallCache *c, _PyInterpreterFrame *frame, PyO
     return res;
 }
 
-// A METH_O/METH_NOARGS function's call (arg NULL for NOARGS), inside the
-// recursion level the interpreter counts for it.
-inline PyObject *counted_call(const CallCache *c, PyThreadState *ts, PyObject *self, PyObject *arg)
+// `call()` inside the recursion level the interpreter counts for a C call.
+template <typename Call>
+inline PyObject *counted(PyThreadState *ts, Call call)
 {
     if (pyj_enter_recursive_call(ts, " while calling a Python object")) return nullptr;
-    PyObject *res = reinterpret_cast<PyCFunction>(c->cfunc)(self, arg);
+    PyObject *res = call();
     ts->recursion_remaining++;
     return res;
+}
+
+// A METH_O/METH_NOARGS/METH_VARARGS function's call (arg NULL for NOARGS, the
+// argument tuple for VARARGS), inside that recursion level.
+inline PyObject *counted_call(const CallCache *c, PyThreadState *ts, PyObject *self, PyObject *arg)
+{
+    return counted(ts, [&] { return reinterpret_cast<PyCFunction>(c->cfunc)(self, arg); });
 }
 
 // The unspecialised call (the site's CALL makes it). args[-1] is a stack
@@ -139,10 +146,12 @@ PyObject *descr_varargs(const CallCache *c, PyObject **args, PyThreadState *ts, 
     PyObject *tuple = args_tuple(c, args);
     PyObject *res = nullptr;
     if (tuple != nullptr) {
-        if (!pyj_enter_recursive_call(ts, " while calling a Python object")) {
-            res = KEYWORDS ? reinterpret_cast<PyCFunctionWithKeywords>(c->cfunc)(args[0], tuple, nullptr)
-                           : reinterpret_cast<PyCFunction>(c->cfunc)(args[0], tuple);
-            ts->recursion_remaining++;
+        if constexpr (KEYWORDS) {
+            res = counted(ts, [&] {
+                return reinterpret_cast<PyCFunctionWithKeywords>(c->cfunc)(args[0], tuple, nullptr);
+            });
+        } else {
+            res = counted_call(c, ts, args[0], tuple);
         }
         Py_DECREF(tuple);
         res = _Py_CheckFunctionResult(ts, args[-1], res, nullptr);
