@@ -981,3 +981,55 @@ def get_x(o):
     assert misses[0] == 1000            # a property is never cached: every call misses
     assert 6 <= attempts[0] <= 6 + 1000 // 64 + 1, attempts
     assert misses[1] == 0, misses
+
+
+def test_dunder_class_is_read_from_the_type_slot():
+    """o.__class__ through object's own descriptor is cached as the slot at
+    ob_type (3.11's LOAD_ATTR_SLOT does the same): a warm site stops missing,
+    follows a reassigned __class__, and a class that overrides __class__
+    (a property, a plain class attribute) or an instance dict entry named
+    __class__ gets the stock answer."""
+    import pyjion._codegen
+    src = """
+class A:
+    def __init__(self): self.v = 1
+class B:
+    def __init__(self): self.v = 2
+class Fake:
+    @property
+    def __class__(self):
+        return int
+class Plain:
+    __class__ = str
+def cls(o):
+    return o.__class__
+def same(a, b):
+    return a.__class__ is b.__class__
+"""
+    misses = []
+    count = pyjion._codegen.attr_load_misses
+
+    def driver(ns, log):
+        a, b = ns["A"](), ns["B"]()
+        log("cls", a)
+        log("same", a, b)
+        for _ in range(300):
+            ns["same"](a, a)
+        before = count()
+        for _ in range(200):
+            ns["same"](a, a)
+        after = count()          # (before misses.append: its LOAD_METHOD is a first miss)
+        misses.append(after - before)
+        a.__class__ = ns["B"]           # same layout: allowed; the slot follows it
+        log("cls", a)
+        log("same", a, b)
+        log("cls", ns["Fake"]())
+        log("cls", ns["Plain"]())
+        d = ns["A"]()
+        d.__dict__["__class__"] = "shadow"   # a data descriptor wins over the dict
+        log("cls", d)
+        log("cls", 5)
+        log("cls", ns["A"])
+
+    run_both(src, driver, compiled=("cls", "same"))
+    assert misses[0] == 0, misses

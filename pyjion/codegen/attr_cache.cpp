@@ -69,6 +69,15 @@ PyMemberDescrObject *plain_slot(PyObject *owner, PyObject *descr, bool store)
     return md;
 }
 
+// object.__class__'s descriptor when `name` is "__class__" (else NULL): a type
+// whose lookup of the name finds this very descriptor reads Py_TYPE(owner).
+PyObject *object_class_descr(PyObject *name)
+{
+    static PyObject *dunder_class = PyUnicode_InternFromString("__class__");
+    if (dunder_class == nullptr || !_PyUnicode_EQ(name, dunder_class)) return nullptr;
+    return _PyType_Lookup(&PyBaseObject_Type, dunder_class);
+}
+
 bool no_instance_dict(PyTypeObject *tp) { return !(tp->tp_flags & Py_TPFLAGS_MANAGED_DICT) && tp->tp_dictoffset == 0; }
 
 // The entry a new fill for (tp, guard) goes to.
@@ -201,7 +210,15 @@ void fill_instance(AttrCache *c, PyObject *owner, PyObject *name, PyObject *resu
     }
 
     if (data_descr) {
-        // A data descriptor wins over the instance dict: only slots are cached.
+        // A data descriptor wins over the instance dict: only slots are cached,
+        // and object's own __class__ (a getset that returns Py_TYPE(owner)),
+        // read as the slot at ob_type's offset, as 3.11's LOAD_ATTR_SLOT does.
+        if (descr == object_class_descr(name)) {
+            if (result == reinterpret_cast<PyObject *>(tp)) {
+                fill(c, tp, version, kAttrSlot, offsetof(PyObject, ob_type), nullptr, 0, nullptr);
+            }
+            return;
+        }
         PyMemberDescrObject *md = plain_slot(owner, descr, false);
         if (md == nullptr) return;
         Py_ssize_t offset = md->d_member->offset;
