@@ -92,10 +92,14 @@ def is_enabled():
 
 
 def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile=None, jit=None,
-           max_instructions=None, dump_asm=None, perf_map=None):
+           max_instructions=None, dump_asm=None, perf_map=None, compact_above=None):
     """Changes settings (None keeps one) and returns them all. max_instructions:
     code objects with more bytecode instructions stay in the interpreter
-    (reason "code object too large"; 0 = no limit). dump_asm: a file to which
+    (reason "code object too large"; 0 = no limit). compact_above: code
+    objects longer than this (code units, inline caches included) are
+    compiled compact: their attribute and global lookups call code shared by
+    all sites instead of carrying their own (0 = every code object; applies
+    to later compiles). dump_asm: a file to which
     every later compile appends its assembly listing ("-": stderr; False:
     no listing; the PYJION_DUMP_ASM environment variable sets it at import).
     perf_map: True appends every later block of machine code to
@@ -104,7 +108,7 @@ def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile
     if dump_asm is not None and dump_asm is not False and not isinstance(dump_asm, (str, os.PathLike)):
         raise TypeError("dump_asm must be a path, \"-\" or False, not %s" % type(dump_asm).__name__)
     _eval.set_config(threshold=threshold, pgc=pgc, debug=debug, profile=profile, jit=jit,
-                     max_instructions=max_instructions)
+                     max_instructions=max_instructions, compact_above=compact_above)
     if dump_asm is not None:
         from . import _codegen
         path = os.fspath(dump_asm) if dump_asm is not False else ""

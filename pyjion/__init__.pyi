@@ -56,10 +56,13 @@ def config(threshold: Optional[int] = None, level: Optional[int] = None, pgc: Op
            debug: Optional[bool] = None, graph: Optional[bool] = None, profile: Optional[bool] = None,
            jit: Optional[bool] = None, max_instructions: Optional[int] = None,
            dump_asm: Union[str, "os.PathLike[str]", bool, None] = None,
-           perf_map: Optional[bool] = None) -> Dict[str, Any]:
+           perf_map: Optional[bool] = None, compact_above: Optional[int] = None) -> Dict[str, Any]:
     """Change settings (None = keep) and return all of them as a dict, incl. "unsupported":
     the names of settings accepted for Pyjion compatibility that have no effect here.
     max_instructions: larger code objects stay interpreted (IncompatibleSize); 0 = no limit.
+    compact_above: longer code objects (code units, caches included; default 128) get
+    compact machine code: attribute and global lookups call code shared by all sites
+    (0 = every code object). Applies to later compiles.
     debug: compiled code checks the modelled stack depth at every bytecode boundary.
     dump_asm: append each later compile's assembly listing (bytecode offset and
     opcode at every boundary, callee names at calls) to this file; "-" = stderr;

@@ -39,6 +39,7 @@ int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionC
         pyjion::CompileOptions opts;
         opts.debug = options != nullptr && options->debug;
         opts.max_instructions = options != nullptr ? options->max_instructions : 0;
+        if (options != nullptr && options->compact_above >= 0) opts.compact_above = options->compact_above;
         opts.dump_asm = g_dump_asm ? &g_dump_asm_path : nullptr;
         std::unique_ptr<CompiledCode> compiled = pyjion::compile_code(reinterpret_cast<PyCodeObject *>(code), opts);
         out->entry = reinterpret_cast<PyjionEntry>(compiled->entry());
@@ -83,7 +84,7 @@ int capsule_osr_header(PyObject *owner, int unit, int *depth)
 }
 
 PyjionCodegenAPI api = {PYJION_CODEGEN_API_VERSION, capsule_compile, &pyjion::direct::hook_state,
-                        capsule_osr_header};
+                        capsule_osr_header, pyjion::direct::vectorcall};
 
 }  // namespace
 
@@ -117,7 +118,7 @@ PYBIND11_MODULE(_codegen, m)
 
     m.def("compile", [](py::object code, bool debug, int max_instructions) {
         if (!PyCode_Check(code.ptr())) throw py::type_error("compile() expects a code object");
-        PyjionCompileOptions options{debug ? 1 : 0, max_instructions};
+        PyjionCompileOptions options{debug ? 1 : 0, max_instructions, -1};
         PyjionCompileResult out;
         if (capsule_compile(code.ptr(), &options, &out) < 0) throw py::error_already_set();
         if (out.owner == nullptr) {
@@ -172,6 +173,8 @@ PYBIND11_MODULE(_codegen, m)
     }, "Machine code made so far, per opcode: {name: (instructions, hot bytes, cold bytes)}; "
        "'(frame)' is the prologue, epilogue, OSR entry, shared exits and the tracing checks between instructions.");
 
+    m.def("vectorcall_calls", []() { return pyjion::direct::vectorcall_calls(); },
+          "Calls of Python functions that pyjion's vectorcall made itself (frame pushed here) so far.");
     m.def("attr_load_misses", []() { return pyjion::rtn::load_misses(); },
           "LOAD_ATTR / LOAD_METHOD lookups compiled code left to the generic path so far (cache misses).");
 

@@ -31,10 +31,12 @@ cdef extern from "Python.h":
     bint PyCode_Check(object o)
 
 cdef extern from "codegen_api.h":
+    ctypedef PyObject *(*vectorcallfunc)(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) noexcept
     ctypedef PyObject *(*PyjionEntry)(PyThreadState *ts, void *frame, int throwflag) noexcept
     ctypedef struct PyjionCompileOptions:
         int debug
         int max_instructions
+        int compact_above
     ctypedef struct PyjionCompileResult:
         int result
         PyjionEntry entry
@@ -53,6 +55,7 @@ cdef extern from "codegen_api.h":
         int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out) noexcept
         PyjionHookState *hook
         int (*osr_header)(PyObject *owner, int unit, int *depth) noexcept
+        vectorcallfunc vectorcall
     int PYJION_CODEGEN_API_VERSION
     int PYJION_RESULT_COMPILER_ERROR
 
@@ -79,6 +82,7 @@ cdef extern from "cpython311.h":
     int pyj_code_is_generator(PyCodeObject *co) noexcept
     int pyj_code_may_run_inline(PyCodeObject *co) noexcept
     int pyj_in_tracer(PyThreadState *ts) noexcept
+    void pyj_frame_adopt_function(PyjFrame *f, vectorcallfunc vectorcall) noexcept
 
 cdef extern from "cstack_guard.h":
     int pyj_cstack_exhausted() noexcept
@@ -158,6 +162,9 @@ cdef bint g_installed = False
 # compiled; 0 compiles at the first call. docs/tiering.md: why this value.
 DEFAULT_THRESHOLD = 1000
 cdef uint64_t g_threshold = DEFAULT_THRESHOLD
+# config(compact_above=...): code objects longer than this many code units are
+# compiled compact (see PyjionCompileOptions): docs/code-size.md for the value.
+DEFAULT_COMPACT_ABOVE = 128
 # The sampler (tiering.h): its period, and how many samples a code object
 # must collect before it is compiled by time rather than by calls (more for
 # bigger code, whose compile costs more: about 3.5 us per code unit).
@@ -169,6 +176,7 @@ cdef bint g_profile = False
 cdef bint g_pgc = True
 cdef PyjionCompileOptions g_options
 cdef PyjionCodegenAPI *g_codegen = NULL
+cdef vectorcallfunc g_vectorcall = NULL   # g_codegen.vectorcall once loaded
 
 # ---- JIT statistics ---------------------------------------------------------
 cdef Py_ssize_t g_compiled = 0
@@ -294,6 +302,8 @@ cdef PyObject *pyjion_eval(PyThreadState *ts, PyjFrame *f, int throwflag) noexce
     if pyj_recursion_will_fail(ts):
         return pyj_interpret(ts, f, throwflag)   # raises RecursionError
     rec.calls += 1
+    if g_vectorcall != NULL:
+        pyj_frame_adopt_function(f, g_vectorcall)
     if g_profile and not pyj_frame_creates_generator(f):
         return profiled_frame(ts, f, throwflag, rec, co)
     return run_frame(ts, f, throwflag, rec, co)
@@ -461,7 +471,7 @@ cdef _PyFrameEvalFunction default_eval = <_PyFrameEvalFunction>_PyEval_EvalFrame
 
 
 cdef void load_codegen() except *:
-    global g_codegen
+    global g_codegen, g_vectorcall
     if g_codegen != NULL:
         return
     require_main_interpreter()    # (pybind11's module hangs there)
@@ -471,6 +481,7 @@ cdef void load_codegen() except *:
         raise ImportError("pyjion._codegen speaks API version %d, the hook needs %d"
                           % (api.version, PYJION_CODEGEN_API_VERSION))
     g_codegen = api
+    g_vectorcall = api.vectorcall
     sync_hook_state()
 
 
@@ -493,6 +504,7 @@ def _ensure_extra_index():
 
 
 g_options.max_instructions = 50000   # bigger (generated) code stays interpreted
+g_options.compact_above = DEFAULT_COMPACT_ABOVE
 
 
 def _count_setting(name, value, limit):
@@ -503,13 +515,16 @@ def _count_setting(name, value, limit):
     return value
 
 
-def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max_instructions=None):
+def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max_instructions=None,
+               compact_above=None):
     """Changes the hook's settings (None keeps one); checks them all first."""
     global g_threshold, g_jit, g_pgc
     if threshold is not None:
         _count_setting("threshold", threshold, 2 ** 63 - 1)
     if max_instructions is not None:
         _count_setting("max_instructions", max_instructions, 2 ** 31 - 1)
+    if compact_above is not None:
+        _count_setting("compact_above", compact_above, 2 ** 31 - 1)
     if threshold is not None:
         g_threshold = threshold
     if jit is not None:
@@ -522,6 +537,8 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max
         g_options.debug = 1 if debug else 0
     if max_instructions is not None:
         g_options.max_instructions = max_instructions
+    if compact_above is not None:
+        g_options.compact_above = compact_above
     if profile is not None:
         set_profiling(bool(profile))
     if threshold is not None or jit is not None:
@@ -540,7 +557,8 @@ cdef set_profiling(bint on):
 def get_config():
     return {"threshold": g_threshold, "jit": bool(g_jit), "profile": bool(g_profile),
             "pgc": bool(g_pgc), "debug": bool(g_options.debug),
-            "max_instructions": g_options.max_instructions}
+            "max_instructions": g_options.max_instructions,
+            "compact_above": g_options.compact_above}
 
 
 def in_main_interpreter():

@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 5
+#define PYJION_CODEGEN_API_VERSION 6
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -34,6 +34,10 @@ enum {
 typedef struct {
     int debug;               /* verify the modelled stack depth at every bytecode boundary */
     int max_instructions;    /* larger code objects stay in the interpreter (0: no limit) */
+    /* Code objects longer than this (code units, inline caches included) make
+     * their inline-cache sites outside loops compact: calls of shared stubs
+     * (codegen/site_stubs.h). 0: every code object; -1: the default. */
+    int compact_above;
 } PyjionCompileOptions;
 
 typedef struct {
@@ -77,6 +81,13 @@ typedef struct {
      * header of the innermost loop around `unit` (and *depth, the value-stack
      * depth there), or -1 if `unit` is in no loop the machine code can enter. */
     int (*osr_header)(PyObject *owner, int unit, int *depth);
+    /* A Python function's vectorcall that calls it as _PyFunction_Vectorcall
+     * does, but pushes the frame itself and enters compiled code without
+     * _PyEval_Vector and the hook (codegen/direct_call.h). The hook gives it
+     * to the functions whose frames it sees: interpreted callers (CALL's
+     * generic path while a PEP 523 function is installed) and C callers reach
+     * them through it. */
+    vectorcallfunc vectorcall;
 } PyjionCodegenAPI;
 
 #ifdef __cplusplus

@@ -51,7 +51,7 @@ def _restore(snapshot):
     pyjion.disable()
     pyjion.config(threshold=cfg["threshold"], pgc=cfg["pgc"], debug=cfg["debug"],
                   level=cfg["level"], graph=cfg["graph"],
-                  max_instructions=cfg["max_instructions"])
+                  max_instructions=cfg["max_instructions"], compact_above=cfg["compact_above"])
     if was_enabled:
         pyjion.enable(threshold=cfg["threshold"], profile=cfg["profile"], jit=cfg["jit"])
     else:
@@ -78,6 +78,22 @@ def jit_off():
         yield
     finally:
         _restore(snap)
+
+
+@contextlib.contextmanager
+def site_form(form):
+    """Inside the block, later compiles make inline-cache sites in `form`:
+    "inline" (each site its own guards: the default for short functions) or
+    "compact" (sites call the shared stubs: config(compact_above=0))."""
+    old = pyjion.config()["compact_above"]
+    pyjion.config(compact_above=0 if form == "compact" else 1 << 30)
+    try:
+        yield
+    finally:
+        pyjion.config(compact_above=old)
+
+
+SITE_FORMS = ("inline", "compact")
 
 
 def assert_compiled(f):

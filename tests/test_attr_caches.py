@@ -14,7 +14,16 @@ import textwrap
 import traceback
 import types
 
-from jitcheck import assert_compiled, jit_off, jit_on, norm, register_source
+import pytest
+
+from jitcheck import SITE_FORMS, assert_compiled, jit_off, jit_on, norm, register_source, site_form
+
+
+@pytest.fixture(autouse=True, params=SITE_FORMS)
+def each_site_form(request):
+    """Every test with both forms of site: inline guards and the shared stubs."""
+    with site_form(request.param):
+        yield
 
 
 def _outcome(f, args):
@@ -1033,3 +1042,117 @@ def same(a, b):
 
     run_both(src, driver, compiled=("cls", "same"))
     assert misses[0] == 0, misses
+
+
+def test_compact_sites_call_the_shared_stubs():
+    """In the compact form (long functions; every function with
+    compact_above=0) LOAD_ATTR, LOAD_METHOD and LOAD_GLOBAL sites call the
+    shared stubs; in the inline form none does (what the other tests of this
+    file run in both forms)."""
+    import pyjion
+    from jitcheck import jit_on
+
+    def calls_of(form):
+        ns = {}
+        exec("class C:\n    def __init__(self): self.x = 1\n    def m(self): return self.x\n"
+             "def f(c):\n    return len([c.x, c.m()])\n", ns)
+        with site_form(form), jit_on():
+            ns["f"](ns["C"]())
+        return {name for _, name in pyjion._compiled_code(ns["f"]).calls}
+
+    stubs = {"site_stubs::load_attr", "site_stubs::load_method", "site_stubs::load_global"}
+    assert stubs <= calls_of("compact")
+    assert not stubs & calls_of("inline")
+
+
+def test_enum_members_and_a_metaclass_with_getattr():
+    """Class attributes read through a metaclass that adds __getattr__
+    (enum's EnumType) are cached, enum members included (their class is the
+    owner): a warm site stops missing, and stock answers come back when the
+    member's class gains __get__, a member's __class__ is reassigned, the
+    metaclass gains __getattribute__, or the name is only found by
+    __getattr__."""
+    import pyjion._codegen
+    src = """
+import enum
+class Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+class Other(enum.Enum):
+    BLUE = 3
+class Meta(type):
+    def __getattr__(cls, name):
+        return "fallback " + name
+class Plain(metaclass=Meta):
+    k = 10
+def red():
+    return Color.RED._value_   # (not the member: the harness's rendering of one walks its class)
+def green_value():
+    return Color.GREEN.value
+def k():
+    return Plain.k
+def missing():
+    return Plain.nothing
+"""
+    misses = []
+    count = pyjion._codegen.attr_load_misses
+
+    def driver(ns, log):
+        for name in ("red", "green_value", "k", "missing"):
+            log(name)
+        for _ in range(300):
+            ns["red"](), ns["k"]()
+        before = count()
+        for _ in range(200):
+            ns["red"](), ns["k"]()
+        after = count()
+        misses.append(after - before)
+        ns["Meta"].__getattribute__ = lambda cls, name: "meta " + name
+        log("k")
+        del ns["Meta"].__getattribute__
+        log("k")
+        log("missing")
+        ns["Color"].RED.__class__ = ns["Other"]   # same layout: allowed
+        log("red")
+        ns["Color"].RED.__class__ = ns["Color"]
+        ns["Color"].__get__ = lambda self, obj, cls: "got " + self.name
+        log("red")
+        log("green_value")
+
+    run_both(src, driver, compiled=("red", "green_value", "k", "missing"))
+    assert misses[0] == 0, misses
+
+
+def test_megamorphic_sites_back_off_and_stay_right():
+    """A site that sees more owner types than it has entries replaces an
+    entry on most misses; such fills back off as failed ones do (at most
+    one fill attempt in 64 misses once thrashing), and every answer is still
+    stock's."""
+    import pyjion._codegen
+    src = """
+class Base:
+    __slots__ = ("x",)
+    def __init__(self, x): self.x = x
+KINDS = [type("K%d" % i, (Base,), {"__slots__": ()}) for i in range(12)]
+OBJS = [k(i) for i, k in enumerate(KINDS)]
+def get_x(o):
+    return o.x
+def sweep():
+    return sum(get_x(o) for o in OBJS)
+"""
+    attempts = []
+    fills = pyjion._codegen.attr_fill_attempts
+
+    def driver(ns, log):
+        log("sweep")
+        for _ in range(20):
+            ns["sweep"]()
+        before = fills()
+        for _ in range(100):
+            ns["sweep"]()
+        after = fills()
+        attempts.append(after - before)
+        log("sweep")
+
+    run_both(src, driver, compiled=("get_x", "sweep"))
+    assert attempts[0] <= 1200 // 32, attempts   # without the back-off: one per miss, ~1200

@@ -6,6 +6,14 @@ import builtins
 import pytest
 
 import pyjion
+from jitcheck import SITE_FORMS, site_form
+
+
+@pytest.fixture(autouse=True, params=SITE_FORMS)
+def each_site_form(request):
+    """Every test with both forms of LOAD_GLOBAL site: inline guards and the shared stub."""
+    with site_form(request.param):
+        yield
 
 
 def make(src, name, globals_=None):

@@ -78,6 +78,16 @@ PyObject *object_class_descr(PyObject *name)
     return _PyType_Lookup(&PyBaseObject_Type, dunder_class);
 }
 
+// A metaclass whose __getattribute__ is type's own (its getattro may still be
+// the slot that adds a __getattr__ hook).
+bool type_getattribute(PyTypeObject *meta)
+{
+    static PyObject *getattribute = PyUnicode_InternFromString("__getattribute__");
+    if (getattribute == nullptr) return false;
+    PyObject *mine = _PyType_Lookup(meta, getattribute);
+    return mine != nullptr && mine == _PyType_Lookup(&PyType_Type, getattribute);
+}
+
 bool no_instance_dict(PyTypeObject *tp) { return !(tp->tp_flags & Py_TPFLAGS_MANAGED_DICT) && tp->tp_dictoffset == 0; }
 
 // The entry a new fill for (tp, guard) goes to.
@@ -97,6 +107,10 @@ void fill(AttrCache *site, PyTypeObject *tp, uint32_t version, AttrKind kind, in
           uint64_t guard_version, PyObject *value)
 {
     AttrEntry *c = entry_for(site, tp, kind, guard);
+    // Replacing another owner's live entry: more owners pass here than there
+    // are ways (a megamorphic site); fill_done backs off as for a failure.
+    bool same_owner = c->type == tp && (c->guard == guard || (kind != kAttrClass && kind != kAttrModule));
+    site->evicted = c->kind != kAttrEmpty && !same_owner;
     site->fills++;
     c->type = tp;
     c->version = version;
@@ -133,22 +147,34 @@ void fill_module(AttrCache *c, PyObject *owner, PyObject *name, PyObject *result
 // as a data descriptor; then the class attribute is returned as is when it has
 // no __get__, and a function's __get__ with no instance returns the function.
 // The metaclass's tag (the entry's version) and the class's tag pin both.
+// A metaclass that only adds __getattr__ (enum's EnumType) keeps type's
+// __getattribute__: its slot then returns what type_getattro finds, and calls
+// __getattr__ only when that fails, which a cached hit never does.
 void fill_class(AttrCache *c, PyObject *owner, PyObject *name, PyObject *result)
 {
     PyTypeObject *meta = Py_TYPE(owner);
     auto *cls = reinterpret_cast<PyTypeObject *>(owner);
-    if (meta->tp_getattro != PyType_Type.tp_getattro) return;
+    if (meta->tp_getattro != PyType_Type.tp_getattro && !type_getattribute(meta)) return;
     // A metaclass attribute wins only if it is a data descriptor (type.__name__,
     // __doc__, __dict__ ...); a non-data one (type.__init__, mro) is shadowed
     // by the class's own attribute.
     PyObject *meta_attr = _PyType_Lookup(meta, name);
     if (meta_attr != nullptr && (!stable_descriptor(meta_attr) || Py_TYPE(meta_attr)->tp_descr_set != nullptr)) return;
     PyObject *attr = _PyType_Lookup(cls, name);
-    if (attr == nullptr || attr != result || !stable_descriptor(attr)) return;
+    if (attr == nullptr || attr != result) return;
     if (Py_TYPE(attr)->tp_descr_get != nullptr && Py_TYPE(attr) != &PyFunction_Type) return;
+    // An attribute whose own class could gain a __get__ unseen by the tags is
+    // cached only when that class is the owner (an enum's members): the owner's
+    // tag covers it, and the entry checks the value's type still is the owner
+    // (kAttrClass with index 1), against a __class__ assignment.
+    int64_t own_member = 0;
+    if (!stable_descriptor(attr)) {
+        if (Py_TYPE(attr) != cls) return;
+        own_member = 1;
+    }
     uint32_t meta_version = valid_version(meta), cls_version = valid_version(cls);
     if (meta_version == 0 || cls_version == 0) return;
-    fill(c, meta, meta_version, kAttrClass, 0, owner, cls_version, attr);
+    fill(c, meta, meta_version, kAttrClass, own_member, owner, cls_version, attr);
 }
 
 // An instance attribute found in a materialised dict: where the inline path
@@ -330,7 +356,8 @@ AttrProbe probe_entry(const AttrEntry &e, PyObject *owner, bool method)
     }
     case kAttrClass: {
         bool same = owner == e.guard &&
-                    static_cast<uint64_t>(reinterpret_cast<PyTypeObject *>(owner)->tp_version_tag) == e.guard_version;
+                    static_cast<uint64_t>(reinterpret_cast<PyTypeObject *>(owner)->tp_version_tag) == e.guard_version &&
+                    (e.index == 0 || reinterpret_cast<PyObject *>(Py_TYPE(e.value)) == owner);
         return same ? AttrProbe{e.value, 0} : none;
     }
     case kAttrTypeValues:
@@ -367,7 +394,7 @@ bool fill_wanted(AttrCache *c)
 // After a fill attempt: `before` is c->fills before it.
 void fill_done(AttrCache *c, uint32_t before)
 {
-    if (c->fills != before) {
+    if (c->fills != before && !c->evicted) {
         c->failed_fills = 0;
         return;
     }
@@ -381,6 +408,7 @@ void fill_backing_off(AttrCache *c, Fill fill)
 {
     if (!fill_wanted(c)) return;
     uint32_t before = c->fills;
+    c->evicted = false;
     fill();
     fill_done(c, before);
 }

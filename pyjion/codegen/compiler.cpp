@@ -47,6 +47,7 @@ void Compiler::compile()
     // (co_warmup counts up from -kWarmupDelay to 0).
     *warmup_ = static_cast<uint64_t>(std::max<int>(0, static_cast<int>(kWarmupDelay) + code_->co_warmup));
     find_loops();
+    compact_ = Py_SIZE(code_) > options_.compact_above;
     emit_prologue();
     for (size_t k = 0; k < instrs.size(); k++) {
         const Instr &ins = instrs[k];

@@ -21,6 +21,9 @@ namespace pyjion {
 struct CompileOptions {
     bool debug = false;    // check the modelled stack at every bytecode boundary at run time
     int max_instructions = 0;   // refuse larger code objects (0: no limit)
+    // Longer code objects make their sites outside loops compact (see
+    // Compiler::compact_site).
+    int compact_above = 128;
     // Where to write the assembly listing of each compile ("-": stderr;
     // nullptr: no listing, and no logger is attached at all).
     const std::string *dump_asm = nullptr;
@@ -88,6 +91,14 @@ public:
     x86::Assembler &as() { return em_.as(); }
     PyCodeObject *code() const { return code_; }
     const Instr &current() const { return *cur_; }
+    // Whether the current instruction's inline-cache site calls a shared
+    // stub (site_stubs.h) instead of carrying inline guards: in a function
+    // too long (CompileOptions::compact_above) to stay in the instruction
+    // cache between its calls. A short function that is called often stays
+    // cached and keeps the inline paths. (Loop bodies of long functions are
+    // compact too: library code's loops mostly run a few times per call,
+    // and a long loop body does not stay cached either.)
+    bool compact_site() const { return compact_; }
     int depth() const { return depth_; }
 
     [[noreturn]] void unsupported(const Instr &ins);
@@ -192,6 +203,7 @@ private:
     // The tail every tracing check shares (prev_instr in rax): made on first use.
     asmjit::Label tracing_handoff_;
     std::vector<LoopHeader> loops_;
+    bool compact_ = false;
     asmjit::Label osr_entry_;
 
 public:

@@ -174,7 +174,7 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     *path = CallPath::kGeneric;
     // A function whose vectorcall was replaced, or code with locals (class
     // bodies), takes the generic path, as in the interpreter.
-    if (func->vectorcall != _PyFunction_Vectorcall || !(code->co_flags & CO_OPTIMIZED)) return nullptr;
+    if (!plain_vectorcall(func->vectorcall) || !(code->co_flags & CO_OPTIMIZED)) return nullptr;
     // The frame goes on top of the data stack if the current chunk has room
     // (pushing a new chunk is the generic path's business).
     // (3.11 sizes a frame as _PyEvalFramePushAndInit does.)
@@ -235,6 +235,32 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
 
     finish_frame(ts, frame);
     return result;
+}
+
+namespace {
+uint64_t g_vectorcall_calls = 0;   // GIL held
+}
+
+uint64_t vectorcall_calls() { return g_vectorcall_calls; }
+
+PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyThreadState *ts = _PyThreadState_UncheckedGet();
+    if (!evaluator_is_hook(ts)) return _PyFunction_Vectorcall(func, args, nargsf, kwnames);
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t total = nargs + (kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0);
+    // The frame takes new references, as _PyEval_Vector gives it.
+    Py_INCREF(func);
+    for (Py_ssize_t i = 0; i < total; i++) Py_INCREF(args[i]);
+    CallPath path;
+    PyObject *result = try_call(ts, func, args, nargs, kwnames, &path);
+    if (path == CallPath::kCalled) {
+        g_vectorcall_calls++;
+        return result;
+    }
+    for (Py_ssize_t i = 0; i < total; i++) Py_DECREF(args[i]);
+    Py_DECREF(func);
+    return _PyFunction_Vectorcall(func, args, nargsf, kwnames);   // (raises the binding's TypeError)
 }
 
 PyObject *try_construct(PyThreadState *ts, PyObject *callable, PyObject *const *args, Py_ssize_t nargs, bool *done)

@@ -79,6 +79,21 @@ PyObject *try_call(PyThreadState *ts, PyObject *func, PyObject *const *args, Py_
 // otherwise touches nothing and sets *done = false.
 PyObject *try_construct(PyThreadState *ts, PyObject *cls, PyObject *const *args, Py_ssize_t nargs, bool *done);
 
+// A Python function's vectorcall (PyjionCodegenAPI.vectorcall): the call
+// _PyFunction_Vectorcall makes, through try_call where it can be made
+// directly (the frame pushed here; compiled code entered without
+// _PyEval_Vector and the hook, other code handed to the frame evaluator);
+// otherwise, and whenever the hook is not the frame evaluator (pyjion
+// disabled, another PEP 523 function installed), _PyFunction_Vectorcall itself.
+PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames);
+
+// Calls that vectorcall made through try_call so far (a test reads it).
+uint64_t vectorcall_calls();
+
+// A function called as CPython calls a plain one: its vectorcall is
+// _PyFunction_Vectorcall or the one above.
+inline bool plain_vectorcall(vectorcallfunc vc) { return vc == _PyFunction_Vectorcall || vc == vectorcall; }
+
 // ---- the direct-call stub (direct_call_emit.cpp) and its runtime pieces ----
 
 // Releases a directly called frame whose machine code has returned (3.11's

@@ -68,14 +68,20 @@ void emit_stub(Emitter &em, int nargs)
     a.inc(x86::edx);
     a.bind(selected);
 
-    // A plain Python function (vectorcall not replaced) whose code takes
+    // A plain Python function (direct::plain_vectorcall) whose code takes
     // exactly these positional arguments and makes no generator.
     em.load_address(x86::rax, &PyFunction_Type);
     a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
     a.jne(generic);
+    Label plain = a.newLabel();
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyFunctionObject, vectorcall)));
+    em.load_address(x86::rax, reinterpret_cast<const void *>(&direct::vectorcall));
+    a.cmp(x86::rcx, x86::rax);
+    a.je(plain);
     em.load_address(x86::rax, reinterpret_cast<const void *>(&_PyFunction_Vectorcall));
-    a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyFunctionObject, vectorcall)), x86::rax);
+    a.cmp(x86::rcx, x86::rax);
     a.jne(generic);
+    a.bind(plain);
     a.mov(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyFunctionObject, func_code)));
     a.mov(x86::eax, x86::dword_ptr(x86::rcx, offsetof(PyCodeObject, co_flags)));
     a.and_(x86::eax, direct::kTakesVarArgs | direct::kMakesGenerator | CO_OPTIMIZED);

@@ -48,9 +48,11 @@ enum AttrKind : uint32_t {
     // A module (exactly types.ModuleType) whose dict `guard` still has
     // ma_version_tag `guard_version`: `value` is the dict's entry.
     kAttrModule,
-    // A class `guard` (its metaclass is `type`) with tp_version_tag
-    // `guard_version`: `value` is the class attribute, a function or a plain
-    // object that has no __get__ (its type is immutable).
+    // A class `guard` (its metaclass uses type's __getattribute__) with
+    // tp_version_tag `guard_version`: `value` is the class attribute, a
+    // function or a plain object that has no __get__ (its type is immutable,
+    // or, with `index` 1, the class itself, which the value must still be an
+    // instance of: an enum's member).
     kAttrClass,
     // A class attribute `value` with no __get__ (plain object) read through an
     // instance that cannot shadow it: managed-dict values whose shared keys
@@ -91,13 +93,15 @@ struct AttrCache {
     AttrEntry entries[kAttrWays];
     uint32_t next_victim = 0;
     // Misses whose fill found nothing to cache (a property, __getattr__, a
-    // general dict ...) back off, as CPython's adaptive counters do: after
-    // the n-th such fill in a row, the next 2**n - 1 misses (at most 63) go
-    // straight to the generic operation. (attr_cache.cpp; only the miss
-    // helpers read these.)
+    // general dict ...) or had to evict another owner's entry (more owners
+    // than ways) back off, as CPython's adaptive counters do: after the n-th
+    // such fill in a row, the next 2**n - 1 misses (at most 63) go straight
+    // to the generic operation. (attr_cache.cpp; only the miss helpers read
+    // these.)
     uint32_t fills = 0;
     uint16_t failed_fills = 0;
     uint16_t skip_fills = 0;
+    bool evicted = false;   // the last fill replaced another owner's entry
 };
 
 // CALL (no keyword names) of a C callable: the callable the site last called,

@@ -12,6 +12,7 @@
 #include "runtime.h"
 #include "runtime_names.h"
 #include "attr_cache.h"
+#include "site_stubs.h"
 
 #include "internal/pycore_dict.h"          // PyDictKeysObject
 
@@ -68,18 +69,25 @@ void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
     // globals; the builtins may be any mapping, so their identity is checked
     // before their tag is read.
     em().load_address(x86::rcx, cache);
-    a.mov(x86::rax, Emitter::frame_q(layout::kFrameGlobals));
-    a.mov(x86::rdx, x86::qword_ptr(x86::rax, offsetof(PyDictObject, ma_version_tag)));
-    a.cmp(x86::rdx, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, globals_version)));
-    a.jne(miss);
-    a.mov(x86::rax, Emitter::frame_q(layout::kFrameBuiltins));
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, builtins)));
-    a.jne(miss);
-    a.mov(x86::rdx, x86::qword_ptr(x86::rax, offsetof(PyDictObject, ma_version_tag)));
-    a.cmp(x86::rdx, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, builtins_version)));
-    a.jne(miss);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, value)));
-    em().incref(x86::rax);
+    if (const void *stub = !compact_site() ? nullptr : site_stubs::load_global()) {
+        // Outside loops: the same guards in the shared stub (site_stubs.h).
+        em().call(stub, "site_stubs::load_global");
+        a.test(x86::rax, x86::rax);
+        a.jz(miss);
+    } else {
+        a.mov(x86::rax, Emitter::frame_q(layout::kFrameGlobals));
+        a.mov(x86::rdx, x86::qword_ptr(x86::rax, offsetof(PyDictObject, ma_version_tag)));
+        a.cmp(x86::rdx, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, globals_version)));
+        a.jne(miss);
+        a.mov(x86::rax, Emitter::frame_q(layout::kFrameBuiltins));
+        a.cmp(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, builtins)));
+        a.jne(miss);
+        a.mov(x86::rdx, x86::qword_ptr(x86::rax, offsetof(PyDictObject, ma_version_tag)));
+        a.cmp(x86::rdx, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, builtins_version)));
+        a.jne(miss);
+        a.mov(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, value)));
+        em().incref(x86::rax);
+    }
     em().out_of_line([&] {   // the miss: a lookup and a refill, rare once warm
         a.bind(miss);
         set_prev_instr();
@@ -337,6 +345,19 @@ void emit_probe_call(Emitter &em, AttrCache *cache, const x86::Mem &owner, bool 
     a.mov(x86::rdi, owner);
 }
 
+// A site outside loops: the shared stub (site_stubs.h) with rsi = the owner's
+// slot and rdx = the cache; any status but kHit goes to `slow`.
+void emit_stub_call(Emitter &em, const void *stub, const char *name, AttrCache *cache, const x86::Mem &owner_slot,
+                    const Label &slow)
+{
+    auto &a = em.as();
+    a.lea(x86::rsi, owner_slot);
+    em.load_address(x86::rdx, cache);
+    em.call(stub, name);
+    a.test(x86::eax, x86::eax);
+    a.jnz(slow);
+}
+
 // Py_DECREF(rdi) with the deallocation out of line (it sets prev_instr first,
 // as __del__ may run), continuing at `done`.
 void emit_decref_to(Emitter &em, int unit, const Label &done)
@@ -371,6 +392,30 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
         e.as().js(err);
         e.as().jmp(done);
     });
+    if (const void *stub = !compact_site() ? nullptr : site_stubs::load_attr()) {
+        // Outside loops: the shared stub; what it leaves (kinds it does not
+        // check, misses, the owner's last reference) out of line.
+        Label slow = em().cold([=](Emitter &e) {
+            auto &a = e.as();
+            Label dies = a.newLabel();
+            a.cmp(x86::eax, site_stubs::kOwnerDies);
+            a.je(dies);
+            emit_probe_call(e, cache, e.stack(d - 1), false);
+            a.test(x86::rax, x86::rax);
+            a.jz(miss);
+            e.incref(x86::rax);
+            a.mov(e.stack(d - 1), x86::rax);
+            a.dec(x86::qword_ptr(x86::rdi));
+            a.jnz(done);
+            a.bind(dies);   // rdi = the owner
+            e.set_prev_instr(unit);
+            CALL_FN(e, _Py_Dealloc);
+            a.jmp(done);
+        });
+        emit_stub_call(em(), stub, "site_stubs::load_attr", cache, top(0), slow);
+        a.bind(done);
+        return;
+    }
     Label probe = em().cold([=](Emitter &e) {
         emit_probe_call(e, cache, e.stack(d - 1), false);
         e.as().test(x86::rax, x86::rax);
@@ -417,6 +462,32 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
         emit_decref_to(e, unit, done);
         a.jmp(done);
     });
+    if (const void *stub = !compact_site() ? nullptr : site_stubs::load_method()) {
+        // Outside loops: the shared stub, as for LOAD_ATTR.
+        Label slow = em().cold([=](Emitter &e) {
+            auto &a = e.as();
+            Label dies = a.newLabel();
+            a.cmp(x86::eax, site_stubs::kOwnerDies);
+            a.je(dies);
+            emit_probe_call(e, cache, e.stack(d - 1), true);
+            a.test(x86::rax, x86::rax);
+            a.jz(miss);
+            a.test(x86::edx, x86::edx);
+            a.jz(attr_hit);
+            e.incref(x86::rax);   // [method, owner]
+            a.mov(e.stack(d - 1), x86::rax);
+            a.mov(e.stack(d), x86::rdi);
+            a.jmp(done);
+            a.bind(dies);   // [NULL, attribute] made; rdi = the owner
+            e.set_prev_instr(unit);
+            CALL_FN(e, _Py_Dealloc);
+            a.jmp(done);
+        });
+        emit_stub_call(em(), stub, "site_stubs::load_method", cache, em().stack(d - 1), slow);
+        a.bind(done);
+        grow(1);
+        return;
+    }
     Label method_found = a.newLabel();   // rax = the method
     Label probe = em().cold([=](Emitter &e) {
         auto &a = e.as();
