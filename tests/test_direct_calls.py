@@ -330,3 +330,54 @@ def f(n):
         out.append(list(legacy(i)))
     return out
 """, [(3,), (1,)], name="f", expect="return")
+
+
+def test_compact_call_sites_that_saw_python_functions():
+    """A long function (compact sites) compiled after it ran interpreted: its
+    CALLs whose PRECALL the interpreter quickened for Python functions or
+    bound methods put the direct call inline and the C-call cache out of line,
+    and a PRECALL that only saw functions unpacks no bound method inline.
+    Such a site later meeting a bound method, a builtin, a class, a callable
+    object or a function with defaults gets stock's results and errors."""
+    from jitcheck import site_form
+    src = HELPERS + """
+def call_one(fn, x):
+    return fn(x)
+
+def call_two(obj, x):
+    return obj.get(x)
+
+def run(fns, objs, n):
+    out = []
+    for i in range(n):
+        for fn in fns:
+            try:
+                r = call_one(fn, i)
+                out.append(("Box", r.v) if isinstance(r, Box) else r)
+            except TypeError as e:
+                out.append(str(e))
+        for obj in objs:
+            out.append(call_two(obj, i))
+    return out
+"""
+    # padding: call_one and call_two made long enough to be compact
+    pad = "".join("    _%d = x\\n" % k for k in range(60))
+    src = src.replace("def call_one(fn, x):\\n", "def call_one(fn, x):\\n" + pad)
+    src = src.replace("def call_two(obj, x):\\n", "def call_two(obj, x):\\n" + pad.replace("x\\n", "obj\\n"))
+    results = []
+    for jit in (True, False):
+        ns = fresh_namespace(src, "compact-call")
+        fns_warm = [ns["with_defaults"], lambda v: v + 1]
+        fns_late = [ns["Box"](3).get, len, str, ns["Box"], ns["add"], ns["with_defaults"]]
+        objs = [ns["Box"](1), ns["Box"](2)]
+        if jit:
+            with site_form("compact"), jit_on(threshold=20):
+                warm = ns["run"](fns_warm, objs, 30)       # quickened, then compiled
+                assert_compiled(ns["call_one"])
+                assert_compiled(ns["call_two"])
+                late = ns["run"](fns_late, objs + [ns["Box"](7)], 5)
+        else:
+            warm = ns["run"](fns_warm, objs, 30)
+            late = ns["run"](fns_late, objs + [ns["Box"](7)], 5)
+        results.append((warm, late))
+    assert results[0] == results[1]

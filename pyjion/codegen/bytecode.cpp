@@ -3,6 +3,8 @@
 #include "../codegen_api.h"
 #include "opcodes.h"
 
+#include <algorithm>
+
 namespace pyjion {
 
 namespace {
@@ -48,6 +50,37 @@ Bytecode::Bytecode(PyCodeObject *code) : exceptions_(code)
 {
     decode(code);
     compute_depths(code);
+    find_line_starts(code);
+}
+
+// From code.co_lines(): (start, end, line) byte ranges, line None where an
+// instruction has none (-1 here: no line event is ever due there).
+void Bytecode::find_line_starts(PyCodeObject *code)
+{
+    std::vector<int> line(at_.size(), -1);
+    PyObject *ranges = PyObject_CallMethod(reinterpret_cast<PyObject *>(code), "co_lines", nullptr);
+    PyObject *it = ranges != nullptr ? PyObject_GetIter(ranges) : nullptr;
+    Py_XDECREF(ranges);
+    if (it == nullptr) {
+        PyErr_Clear();
+        throw CompileError{PYJION_RESULT_COMPILER_ERROR, "could not read the line table"};
+    }
+    while (PyObject *item = PyIter_Next(it)) {
+        long start = PyLong_AsLong(PyTuple_GET_ITEM(item, 0)) / 2, end = PyLong_AsLong(PyTuple_GET_ITEM(item, 1)) / 2;
+        PyObject *l = PyTuple_GET_ITEM(item, 2);
+        int number = l == Py_None ? -1 : static_cast<int>(PyLong_AsLong(l));
+        for (long u = std::max(0L, start); u < end && u < static_cast<long>(line.size()); u++) line[u] = number;
+        Py_DECREF(item);
+    }
+    Py_DECREF(it);
+    PyErr_Clear();
+    line_starts_.assign(at_.size(), false);
+    int previous = -2;
+    for (const Instr &ins : instrs_) {
+        int here = line[ins.index];
+        if (here != -1 && here != previous) line_starts_[ins.index] = true;
+        previous = here;
+    }
 }
 
 void Bytecode::decode(PyCodeObject *code)

@@ -46,15 +46,20 @@ public:
     const ExceptionTable &exceptions() const { return exceptions_; }
     // Some jump (or exception handler) lands on code unit `unit`.
     bool is_jump_target(int unit) const { return unit >= 0 && unit < (int)targets_.size() && targets_[unit]; }
+    // The instruction at code unit `unit` has another line number than the
+    // instruction before it (code.co_lines()), or is the first.
+    bool starts_line(int unit) const { return unit >= 0 && unit < (int)line_starts_.size() && line_starts_[unit]; }
 
 private:
     void decode(PyCodeObject *code);
     void compute_depths(PyCodeObject *code);
+    void find_line_starts(PyCodeObject *code);
 
     ExceptionTable exceptions_;
     std::vector<Instr> instrs_;
     std::vector<int> at_;
     std::vector<bool> targets_;
+    std::vector<bool> line_starts_;
     int max_depth_ = 0;
 };
 

@@ -17,6 +17,7 @@ namespace {
 const char kNoWhere[] = "";   // _Py_CheckRecursiveCall's "where" suffix, as the interpreter passes it
 }  // namespace
 
+constexpr int kOpCall = CALL;   // (the opcode; the macro below takes its name)
 #define CALL(fn) PYJ_CALL(*this, fn)
 
 Compiler::Compiler(PyCodeObject *code, CodeHolder &holder, const CompileOptions &options)
@@ -64,10 +65,7 @@ void Compiler::compile()
             a.mov(x86::edx, ins.index);
             CALL(rt::pyj_rt_debug_check_stack);
         }
-        if ((k > 0 && may_start_tracing(instrs[k - 1].opcode)) || bytecode_.is_jump_target(ins.start) ||
-            ins.opcode == RETURN_VALUE || ins.opcode == YIELD_VALUE) {
-            emit_tracing_check(ins);
-        }
+        if (needs_tracing_check(k)) emit_tracing_check(ins);
         fused_next_ = false;
         em_.begin_instr(ins.opcode);
         dispatch(ins);
@@ -102,6 +100,27 @@ void Compiler::comment_boundary(const Instr &ins)
 {
     em_.as().commentf("; ---- offset %d: %s %d (stack depth %d)%s at +0x%zx", ins.offset(), opcode_name(ins.opcode),
                       ins.oparg, ins.depth, ins.depth < 0 ? " unreachable" : "", em_.as().offset());
+}
+
+// Where compiled code checks whether tracing was switched on (sys.settrace,
+// sys.setprofile) and hands the frame to the interpreter, so that the tracer
+// sees what it sees on stock CPython: where a line event can be due (jump
+// targets, and the first instruction of each line after an instruction that
+// may have run Python code), before a return or yield (their events), and
+// right after a call (where a debugger or profiler is usually started: the
+// rest of that line then runs traced too, its opcode and C-call events
+// included). Inside a line after any other instruction that runs Python code
+// (a property, an operator's dunder) there is none: the interpreter would
+// emit nothing there but opcode events (f_trace_opcodes) and C-call events
+// before the line's end, and the frame is handed over at the next line.
+bool Compiler::needs_tracing_check(size_t k) const
+{
+    const Instr &ins = bytecode_.instrs()[k];
+    if (bytecode_.is_jump_target(ins.start) || ins.opcode == RETURN_VALUE || ins.opcode == YIELD_VALUE) return true;
+    if (k == 0) return false;
+    int prev = bytecode_.instrs()[k - 1].opcode;
+    if (!may_start_tracing(prev)) return false;
+    return prev == kOpCall || prev == CALL_FUNCTION_EX || bytecode_.starts_line(ins.index);
 }
 
 // Instructions that never run Python code (so cannot turn tracing on), apart

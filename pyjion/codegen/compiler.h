@@ -73,6 +73,7 @@ private:
     void emit_epilogue();
     void emit_resume_dispatch();
     static bool may_start_tracing(int opcode);
+    bool needs_tracing_check(size_t k) const;
     void emit_tracing_check(const Instr &ins);
     void comment_boundary(const Instr &ins);
 

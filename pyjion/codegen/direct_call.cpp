@@ -187,10 +187,19 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     // nothing to allocate; else the two steps of arg_binding.h.
     bool exact = kwnames == nullptr && nargs == code->co_argcount && code->co_kwonlyargcount == 0 &&
                  !(code->co_flags & (CO_VARARGS | CO_VARKEYWORDS));
+    // Positional arguments only, the missing trailing ones all with defaults
+    // (3.11's CALL_PY_WITH_DEFAULTS): nothing can fail or run code either.
+    PyObject *defaults = func->func_defaults;
+    Py_ssize_t first_default = code->co_argcount - (defaults != nullptr ? PyTuple_GET_SIZE(defaults) : 0);
+    bool with_defaults = !exact && kwnames == nullptr && nargs < code->co_argcount && nargs >= first_default &&
+                         code->co_kwonlyargcount == 0 && !(code->co_flags & (CO_VARARGS | CO_VARKEYWORDS));
     Py_ssize_t to_kwargs = 0;
-    if (exact) {
+    if (exact || with_defaults) {
         for (Py_ssize_t i = 0; i < nargs; i++) locals[i] = args[i];
-        for (int i = static_cast<int>(nargs); i < code->co_nlocalsplus; i++) locals[i] = nullptr;
+        Py_ssize_t i = nargs;
+        for (; i < code->co_argcount; i++) locals[i] = Py_NewRef(PyTuple_GET_ITEM(defaults, i - first_default));
+        for (; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
+        exact = true;
     } else {
         for (int i = 0; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
         // Arguments that would not bind are the generic path's TypeError;

@@ -114,7 +114,8 @@ class Compiler;
 // the callee is a plain Python function taking exactly these arguments and is
 // already compiled (and nothing needs to see the call), pushes its frame and
 // enters its machine code, then jumps to `done` with the result (or NULL) in
-// rax and prev_instr at `cache_unit`. Anything else jumps to `generic`.
+// rax and prev_instr at `cache_unit` (an invalid `done`: falls through
+// instead). Anything else jumps to `generic`.
 void emit_direct_call(Compiler &c, int base, int nargs, int cache_unit, const asmjit::Label &generic,
                       const asmjit::Label &done);
 

@@ -260,8 +260,12 @@ void emit_direct_call(Compiler &c, int base, int nargs, int cache_unit, const La
     a.lea(x86::rcx, x86::ptr(Emitter::first_instr, cache_unit * 2));
     em.call(stub, "direct call stub");
     a.cmp(x86::rax, kNotTaken);
-    a.jne(done);
-    a.jmp(generic);
+    if (done.isValid()) {
+        a.jne(done);
+        a.jmp(generic);
+    } else {
+        a.je(generic);
+    }
 }
 
 }  // namespace pyjion

@@ -83,11 +83,25 @@ void Compiler::visit_PUSH_NULL(const Instr &)
 // [NULL, bound method, args] -> [function, self, args], as the interpreter's
 // PRECALL does; the call itself happens in CALL. PRECALL's stack effect is
 // -oparg (the arguments are counted as consumed here), CALL's is -1.
+// The opcode the interpreter quickened the instruction at `unit` to (the
+// unspecialised one if the code never ran interpreted).
+static int quickened(PyCodeObject *code, int unit)
+{
+    return _Py_OPCODE(reinterpret_cast<_Py_CODEUNIT *>(code->co_code_adaptive)[unit]);
+}
+
 void Compiler::visit_PRECALL(const Instr &ins)
 {
     auto &a = em_.as();
     int base = depth_ - ins.oparg - 2;
     int unit = ins.index;
+    if (compact_site() && quickened(code_, unit) == PRECALL_PYFUNC) {
+        // Only plain functions were called here: no bound method to unpack
+        // inline (one that comes takes CALL's generic path, which calls it
+        // as it is).
+        drop(ins.oparg);
+        return;
+    }
     Label done = a.newLabel();
     Label unpack = em_.cold([this, base, unit, done](Emitter &e) {
         e.set_prev_instr(unit);
@@ -244,13 +258,25 @@ void Compiler::visit_CALL(const Instr &ins)
             a.je(append);
             a.bind(not_append);
         }
-        // The direct-call sequence is long: out of line, so that C calls'
-        // code stays compact.
         int nargs = ins.oparg;
-        Label direct = em_.cold([this, base, nargs, cache_unit, generic, called](Emitter &) {
-            emit_direct_call(*this, base, nargs, cache_unit, generic, called);
-        });
-        emit_cached_c_call(*this, base, site, direct, method_slot_likely(base));
+        int precall_op = quickened(code_, precall);
+        if (compact_site() && (precall_op == PRECALL_PYFUNC || precall_op == PRECALL_BOUND_METHOD)) {
+            // Python functions were called here: the direct call (a call of
+            // the shared stub) inline, the C-call cache out of line.
+            bool method_likely = method_slot_likely(base);
+            Label c_call = em_.cold([this, base, site, generic, called, method_likely](Emitter &) {
+                emit_cached_c_call(*this, base, site, generic, method_likely);
+                as().jmp(called);
+            });
+            emit_direct_call(*this, base, nargs, cache_unit, c_call, Label());
+        } else {
+            // The direct-call sequence is long: out of line, so that C calls'
+            // code stays compact.
+            Label direct = em_.cold([this, base, nargs, cache_unit, generic, called](Emitter &) {
+                emit_direct_call(*this, base, nargs, cache_unit, generic, called);
+            });
+            emit_cached_c_call(*this, base, site, direct, method_slot_likely(base));
+        }
     }
     auto generic_call = [&] {
         a.bind(generic);
