@@ -213,16 +213,23 @@ cdef inline PyjRecord *record_for(PyCodeObject *co) noexcept:
 
 
 cdef int compile_code(PyjRecord *rec, PyCodeObject *co) noexcept:
-    """Asks the code generator for machine code; returns 1 if the record is now compiled."""
+    """Asks the code generator for machine code; returns 1 if the record is now
+    compiled. An exception pending here (a frame entered by gen.throw() or
+    close(): GeneratorExit) is put aside meanwhile and left as it was."""
     cdef PyjionCompileResult out
     cdef double start
+    cdef PyObject *et
+    cdef PyObject *ev
+    cdef PyObject *tb
     memset(&out, 0, sizeof(out))
     rec.state = PYJ_COMPILING
+    PyErr_Fetch(&et, &ev, &tb)
     start = pyj_monotonic()
     if g_codegen.compile(<PyObject *>co, &g_options, &out) < 0:
         PyErr_Clear()
         out.result = PYJION_RESULT_COMPILER_ERROR
         out.reason = NULL
+    PyErr_Restore(et, ev, tb)
     return finish_compile(rec, &out, pyj_monotonic() - start)
 
 
@@ -262,10 +269,12 @@ cdef inline PyObject *run_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
     # machine code takes over at its resumes (throw() included).
     if rec.state == PYJ_COMPILED:
         if not pyj_tracing(ts) and not pyj_frame_creates_generator(f):
+            pyj_frame_adopt_function(f, g_vectorcall)   # its callers skip _PyEval_Vector from now on
             return pyj_run_compiled(rec.entry, ts, f, throwflag)
     elif rec.state == PYJ_INTERPRETED and g_jit and not pyj_tracing(ts):
         if rec.calls > g_threshold:
             if compile_code(rec, co) and not pyj_frame_creates_generator(f):
+                pyj_frame_adopt_function(f, g_vectorcall)
                 return pyj_run_compiled(rec.entry, ts, f, throwflag)
         elif g_pgc and rec.calls * 2 > g_threshold and not pyj_frame_is_resume(f):
             # Types are recorded in the second half of the warm-up only: code
@@ -302,8 +311,6 @@ cdef PyObject *pyjion_eval(PyThreadState *ts, PyjFrame *f, int throwflag) noexce
     if pyj_recursion_will_fail(ts):
         return pyj_interpret(ts, f, throwflag)   # raises RecursionError
     rec.calls += 1
-    if g_vectorcall != NULL:
-        pyj_frame_adopt_function(f, g_vectorcall)
     if g_profile and not pyj_frame_creates_generator(f):
         return profiled_frame(ts, f, throwflag, rec, co)
     return run_frame(ts, f, throwflag, rec, co)
@@ -339,9 +346,6 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
     cdef PyCodeObject *co
     cdef PyjRecord *rec
     cdef int header, depth = 0, compiled = 0
-    cdef PyObject *et
-    cdef PyObject *ev
-    cdef PyObject *tb
     if pyj_trap.code != NULL:
         pyj_trap.age += 1
         if pyj_trap.age < 32 and not force:
@@ -358,9 +362,7 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
     if rec.state == PYJ_INTERPRETED:
         if not force and rec.samples < g_hot_samples + <unsigned int>pyj_code_units(co) // g_units_per_sample:
             return 0
-        PyErr_Fetch(&et, &ev, &tb)
         compiled = compile_code(rec, co)
-        PyErr_Restore(et, ev, tb)
     if rec.state != PYJ_COMPILED or rec.osr_entry == NULL or rec.owner == NULL:
         return compiled
     if pyj_code_is_generator(co):

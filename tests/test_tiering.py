@@ -513,3 +513,42 @@ def test_getitem_probe_waits_for_the_first_two_argument_trap():
     # probed by two's trap; where the bypass exists, two-argument code gets no trap
     assert out[2] in ("True", "False")
     assert out[3] == "1" and out[4] == ("0" if out[2] == "True" else "1")
+
+
+@pytest.mark.parametrize("how", ["close", "throw"])
+def test_compiled_while_an_exception_is_thrown_into_a_generator(how):
+    """The call that crosses the threshold can be gen.close() or gen.throw()
+    of a suspended generator: the hook compiles its code with GeneratorExit
+    (or the thrown exception) pending, which must survive the compile and be
+    raised at the yield, as on stock; every crossing point is tried."""
+    src = """
+def g(log):
+    try:
+        yield 1
+        yield 2
+    except ValueError as e:
+        log.append("caught %s" % e)
+        yield 3
+    finally:
+        log.append("finally")
+"""
+
+    def drive(ns, n):
+        log, out = [], []
+        gens = [ns["g"](log) for _ in range(n)]
+        for gen in gens:
+            out.append(next(gen))
+        for gen in gens:
+            try:
+                out.append(gen.close() if how == "close" else gen.throw(ValueError("x")))
+            except Exception as e:   # noqa: BLE001 - the outcome compared
+                out.append("%s: %s" % (type(e).__name__, e))
+        return out, log
+
+    for threshold in range(1, 20):
+        ns = fresh_namespace(src, "gen-throw")
+        with jit_on(threshold=threshold):
+            got = drive(ns, 6)
+        with jit_off():
+            want = drive(fresh_namespace(src, "gen-throw"), 6)
+        assert got == want, threshold

@@ -54,7 +54,8 @@ Bytecode::Bytecode(PyCodeObject *code) : exceptions_(code)
 }
 
 // From code.co_lines(): (start, end, line) byte ranges, line None where an
-// instruction has none (-1 here: no line event is ever due there).
+// instruction has none (-1 here: no line event is ever due there). (The
+// hook compiles with no exception pending: it puts a pending one aside.)
 void Bytecode::find_line_starts(PyCodeObject *code)
 {
     std::vector<int> line(at_.size(), -1);
@@ -73,7 +74,10 @@ void Bytecode::find_line_starts(PyCodeObject *code)
         Py_DECREF(item);
     }
     Py_DECREF(it);
-    PyErr_Clear();
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        throw CompileError{PYJION_RESULT_COMPILER_ERROR, "could not read the line table"};
+    }
     line_starts_.assign(at_.size(), false);
     int previous = -2;
     for (const Instr &ins : instrs_) {

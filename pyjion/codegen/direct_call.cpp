@@ -254,8 +254,12 @@ uint64_t vectorcall_calls() { return g_vectorcall_calls; }
 
 PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
+    // Only a callee whose machine code can be entered directly gains: for any
+    // other, CPython's own path (_PyEval_Vector binds arguments faster than
+    // try_call's general binding, and the hook sees the call either way).
     PyThreadState *ts = _PyThreadState_UncheckedGet();
-    if (!evaluator_is_hook(ts)) return _PyFunction_Vectorcall(func, args, nargsf, kwnames);
+    auto *code = reinterpret_cast<PyCodeObject *>(reinterpret_cast<PyFunctionObject *>(func)->func_code);
+    if (entry_record(ts, code) == nullptr) return _PyFunction_Vectorcall(func, args, nargsf, kwnames);
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     Py_ssize_t total = nargs + (kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0);
     // The frame takes new references, as _PyEval_Vector gives it.

@@ -80,11 +80,10 @@ PyObject *try_call(PyThreadState *ts, PyObject *func, PyObject *const *args, Py_
 PyObject *try_construct(PyThreadState *ts, PyObject *cls, PyObject *const *args, Py_ssize_t nargs, bool *done);
 
 // A Python function's vectorcall (PyjionCodegenAPI.vectorcall): the call
-// _PyFunction_Vectorcall makes, through try_call where it can be made
-// directly (the frame pushed here; compiled code entered without
-// _PyEval_Vector and the hook, other code handed to the frame evaluator);
-// otherwise, and whenever the hook is not the frame evaluator (pyjion
-// disabled, another PEP 523 function installed), _PyFunction_Vectorcall itself.
+// _PyFunction_Vectorcall makes, through try_call when the callee's machine
+// code can be entered directly (compiled, the hook the frame evaluator, no
+// tracer or profiler: the frame pushed here, the machine code entered without
+// _PyEval_Vector and the hook); otherwise _PyFunction_Vectorcall itself.
 PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames);
 
 // Calls that vectorcall made through try_call so far (a test reads it).
