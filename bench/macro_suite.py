@@ -13,8 +13,9 @@ Every program's packages are pinned in bench/macro/requirements.txt and
 installed by tools/macro_packages.py into build/macro/site, which the runs see
 through PYTHONPATH. Every run has PYTHONHASHSEED=0, so stock and JIT runs
 iterate sets of strings alike, and every run's output (whole: what the
-program prints; steady: the repr of each run()'s result) must equal the stock
-run's: a difference is reported and makes the exit status 1.
+program prints on stdout and stderr; steady: the repr of each run()'s result,
+and stderr) must equal the stock run's: a difference is reported and makes
+the exit status 1.
 
 Figures are ratios stock/JIT (higher is better), per pair of runs made one
 after the other (their order alternates), and the median over the pairs:
@@ -144,7 +145,9 @@ def run_steady(name, env, warmup, runs, timeout):
                           env=env, cwd=MACRO, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         return None, proc.stderr[-1000:]
-    return json.loads(proc.stdout.strip().splitlines()[-1]), None
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["stderr"] = proc.stderr
+    return result, None
 
 
 def measure_steady(programs, pairs, warmup, runs, extra_jit_env, mismatches, timeout=1200):
@@ -162,6 +165,8 @@ def measure_steady(programs, pairs, warmup, runs, extra_jit_env, mismatches, tim
                 continue
             if got["stock"]["results"] != got["jit"]["results"]:
                 mismatches.add(p, "steady", "run() results differ")
+            if got["stock"]["stderr"] != got["jit"]["stderr"]:
+                mismatches.add(p, "steady", "stderr differs: %r" % got["jit"]["stderr"][-300:])
             s, j = statistics.median(got["stock"]["times"]), statistics.median(got["jit"]["times"])
             per[p].append((s, j))
             print("steady round %d  %-22s stock %7.4fs  jit %7.4fs  %.3fx" % (rnd, p, s, j, s / max(j, 1e-9)),
