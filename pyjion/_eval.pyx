@@ -6,7 +6,7 @@ This module knows a record, a function pointer and an owner object per code
 object; it knows nothing of how the machine code is made (pyjion._codegen)."""
 
 from cpython.ref cimport PyObject, Py_INCREF, Py_XDECREF
-from libc.stdint cimport uint64_t, uintptr_t
+from libc.stdint cimport uint32_t, uint64_t, uintptr_t
 from libc.string cimport memset
 
 cdef extern from "Python.h":
@@ -112,12 +112,14 @@ cdef extern from "record.h":
         PyjProfile prof
         PyjionEntry osr_entry
         unsigned int samples, osr_entries
+        uint32_t warmth, hot_samples, epoch
         int trap_unit, trap_depth
         uint64_t stats_gen
     PyjRecord *pyj_record_new() noexcept
     void pyj_record_free(void *p) noexcept
     void pyj_record_types(PyjRecord *rec, PyObject **args, int nargs) noexcept
     void pyj_profile_clear(PyjProfile *p) noexcept
+    void pyj_record_cool(PyjRecord *rec, uint32_t now) noexcept
 
 cdef extern from "profiler.h":
     ctypedef struct PyjCallContext:
@@ -170,6 +172,11 @@ DEFAULT_COMPACT_ABOVE = 128
 # bigger code, whose compile costs more: about 3.5 us per code unit).
 cdef unsigned int g_sample_interval_us = 1000
 cdef unsigned int g_hot_samples = 2
+# The tiering epoch (the sampler's clock in 1/8 s): a record's warmth and hot
+# samples halve per epoch passed (record.h), so what is compiled is what is
+# warm now: about 1000 calls, or 2 + units/150 ticks, within the last ~1/4 s.
+cdef uint32_t g_epoch = 0
+cdef double g_epochs_per_second = 8.0
 cdef unsigned int g_units_per_sample = 150
 cdef bint g_jit = True
 cdef bint g_profile = False
@@ -272,11 +279,14 @@ cdef inline PyObject *run_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
             pyj_frame_adopt_function(f, g_vectorcall)   # its callers skip _PyEval_Vector from now on
             return pyj_run_compiled(rec.entry, ts, f, throwflag)
     elif rec.state == PYJ_INTERPRETED and g_jit and not pyj_tracing(ts):
-        if rec.calls > g_threshold:
+        if rec.epoch != g_epoch:
+            pyj_record_cool(rec, g_epoch)
+        rec.warmth += 1
+        if rec.warmth > g_threshold:
             if compile_code(rec, co) and not pyj_frame_creates_generator(f):
                 pyj_frame_adopt_function(f, g_vectorcall)
                 return pyj_run_compiled(rec.entry, ts, f, throwflag)
-        elif g_pgc and rec.calls * 2 > g_threshold and not pyj_frame_is_resume(f):
+        elif g_pgc and rec.warmth * 2 > g_threshold and not pyj_frame_is_resume(f):
             # Types are recorded in the second half of the warm-up only: code
             # that never gets warm keeps no profile.
             pyj_record_types(rec, pyj_frame_locals(f), pyj_code_argcount(co))
@@ -327,7 +337,9 @@ cdef inline bint tiering_wanted() noexcept:
 
 cdef int on_sample(void *arg) noexcept:
     """The sampler's pending call (main thread, GIL held, at an eval-breaker check)."""
+    global g_epoch
     pyj_sampler.pending = 0
+    g_epoch = <uint32_t>(pyj_monotonic() * g_epochs_per_second)
     if tiering_wanted() and pyj_get_eval_func() == hook:
         if sample_frame(PyThreadState_Get(), False):
             pyj_sampler.quiet = 0
@@ -360,7 +372,10 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
     rec.samples += 1
     g_samples += 1
     if rec.state == PYJ_INTERPRETED:
-        if not force and rec.samples < g_hot_samples + <unsigned int>pyj_code_units(co) // g_units_per_sample:
+        if rec.epoch != g_epoch:
+            pyj_record_cool(rec, g_epoch)
+        rec.hot_samples += 1
+        if not force and rec.hot_samples < g_hot_samples + <unsigned int>pyj_code_units(co) // g_units_per_sample:
             return 0
         compiled = compile_code(rec, co)
     if rec.state != PYJ_COMPILED or rec.osr_entry == NULL or rec.owner == NULL:
@@ -437,6 +452,13 @@ cdef update_sampler():
 def _sample_now():
     """Test hook: one sample that counts as hot, for the frame that calls this."""
     return sample_frame(PyThreadState_Get(), True)
+
+
+def _advance_epoch(n=1):
+    """Test hook: as if n tiering epochs passed (the sampler sets the epoch
+    from its clock at every tick; stop it first to keep this one)."""
+    global g_epoch
+    g_epoch += n
 
 
 def _stop_sampler():

@@ -52,6 +52,13 @@ typedef struct {
     /* Tiering (tiering.h); machine code reads none of these. */
     PyjionEntry osr_entry;    /* enters the machine code at a loop header (NULL: no loops) */
     uint32_t samples;         /* sampler ticks that found this code running interpreted */
+    /* What decides a compile, both halved once per tiering epoch that passed
+     * (pyj_record_cool): calls and sampler ticks of the last few epochs, so
+     * that code warm only over a long run (a long tail of moderately used
+     * library functions) is not compiled. */
+    uint32_t warmth;          /* calls while interpreted */
+    uint32_t hot_samples;     /* sampler ticks while interpreted */
+    uint32_t epoch;           /* the epoch these two were last brought up to */
     uint32_t osr_entries;     /* frames moved from the interpreter into machine code */
     int trap_unit;            /* 1 + the code unit last patched as a loop-header trap; 0: none */
     int trap_depth;           /* value-stack depth at that header */
@@ -61,6 +68,19 @@ typedef struct {
 static inline PyjRecord *pyj_record_new(void)
 {
     return (PyjRecord *)PyMem_RawCalloc(1, sizeof(PyjRecord));
+}
+
+/* Brings warmth and hot_samples to epoch `now`: halved per epoch passed. */
+static inline void pyj_record_cool(PyjRecord *rec, uint32_t now)
+{
+    uint32_t passed = now - rec->epoch;
+    rec->epoch = now;
+    if (passed >= 32) {
+        rec->warmth = rec->hot_samples = 0;
+    } else {
+        rec->warmth >>= passed;
+        rec->hot_samples >>= passed;
+    }
 }
 
 static inline void pyj_profile_clear(PyjProfile *p)

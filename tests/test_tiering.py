@@ -552,3 +552,27 @@ def g(log):
         with jit_off():
             want = drive(fresh_namespace(src, "gen-throw"), 6)
         assert got == want, threshold
+
+
+def test_warmth_cools_with_time():
+    """The calls that decide a compile are those of the last few tiering
+    epochs (each halves them): 1200 calls in one epoch compile a function,
+    600 and 600 two epochs apart do not (900 < 1000 then), and a function
+    that keeps being called compiles once the recent calls are enough. The
+    total stays the run count."""
+    src = "def f(x):\n    return x + 1\n"
+    with jit_on(threshold=1000):
+        _eval._stop_sampler()        # (its clock would move the epoch)
+        hot, slow = fresh_namespace(src, "warmth")["f"], fresh_namespace(src, "warmth")["f"]
+        for i in range(1200):
+            hot(i)
+        for i in range(600):
+            slow(i)
+        _eval._advance_epoch(1)
+        for i in range(600):
+            slow(i)
+        assert pyjion.info(hot).compiled
+        assert not pyjion.info(slow).compiled and pyjion.info(slow).run_count == 1200
+        for i in range(200):
+            slow(i)
+        assert pyjion.info(slow).compiled
