@@ -84,6 +84,16 @@ cdef extern from "cpython311.h":
     int pyj_in_tracer(PyThreadState *ts) noexcept
     void pyj_frame_adopt_function(PyjFrame *f, vectorcallfunc vectorcall) noexcept
 
+cdef extern from "hook_entry.h":
+    ctypedef struct PyjEntryState:
+        PyObject *(*full)(PyThreadState *, PyjFrame *, int) noexcept
+        Py_ssize_t record_index
+        uint32_t warmth_limit
+        uint32_t epoch
+        int profiling
+    PyjEntryState pyj_entry
+    PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
+
 cdef extern from "cstack_guard.h":
     int pyj_cstack_exhausted() noexcept
 
@@ -278,9 +288,11 @@ cdef inline PyObject *run_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
         if not pyj_tracing(ts) and not pyj_frame_creates_generator(f):
             pyj_frame_adopt_function(f, g_vectorcall)   # its callers skip _PyEval_Vector from now on
             return pyj_run_compiled(rec.entry, ts, f, throwflag)
-    elif rec.state == PYJ_INTERPRETED and g_jit and not pyj_tracing(ts):
+    elif rec.state == PYJ_INTERPRETED:
         if rec.epoch != g_epoch:
-            pyj_record_cool(rec, g_epoch)
+            pyj_record_cool(rec, g_epoch)   # also lets the C entry take its next calls
+        if not g_jit or pyj_tracing(ts):
+            return pyj_interpret_with(ts, f, throwflag, rec)
         rec.warmth += 1
         if rec.warmth > g_threshold:
             if compile_code(rec, co) and not pyj_frame_creates_generator(f):
@@ -340,6 +352,7 @@ cdef int on_sample(void *arg) noexcept:
     global g_epoch
     pyj_sampler.pending = 0
     g_epoch = <uint32_t>(pyj_monotonic() * g_epochs_per_second)
+    pyj_entry.epoch = g_epoch
     if tiering_wanted() and pyj_get_eval_func() == hook:
         if sample_frame(PyThreadState_Get(), False):
             pyj_sampler.quiet = 0
@@ -459,6 +472,7 @@ def _advance_epoch(n=1):
     from its clock at every tick; stop it first to keep this one)."""
     global g_epoch
     g_epoch += n
+    pyj_entry.epoch = g_epoch
 
 
 def _stop_sampler():
@@ -490,7 +504,23 @@ _os.register_at_fork(before=_before_fork, after_in_child=_after_fork_child)
 
 # ---- Python-level control ---------------------------------------------------
 
-cdef _PyFrameEvalFunction hook = <_PyFrameEvalFunction>pyjion_eval
+cdef _PyFrameEvalFunction hook = <_PyFrameEvalFunction>pyj_hook_entry
+pyj_entry.full = pyjion_eval
+
+
+cdef void sync_entry() noexcept:
+    """Tells the hook's C entry (hook_entry.h) which calls it may take alone."""
+    pyj_entry.record_index = g_extra_index
+    pyj_entry.epoch = g_epoch
+    pyj_entry.profiling = g_profile
+    if g_profile:
+        pyj_entry.warmth_limit = 0                 # the profiler sees every call
+    elif not g_jit:
+        pyj_entry.warmth_limit = 0xFFFFFFFF        # nothing compiles, no types recorded
+    elif g_pgc:
+        pyj_entry.warmth_limit = <uint32_t>min(g_threshold // 2, 0xFFFFFFFF)   # types are recorded past it
+    else:
+        pyj_entry.warmth_limit = <uint32_t>min(g_threshold, 0xFFFFFFFF)
 cdef _PyFrameEvalFunction default_eval = <_PyFrameEvalFunction>_PyEval_EvalFrameDefault
 
 
@@ -523,6 +553,7 @@ def _ensure_extra_index():
     global g_extra_index
     if g_extra_index < 0:
         g_extra_index = _PyEval_RequestCodeExtraIndex(pyj_record_free)
+        sync_entry()
         pyj_tier.extra_index = g_extra_index
         pyj_tier.hook = hook
 
@@ -565,6 +596,7 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max
         g_options.compact_above = compact_above
     if profile is not None:
         set_profiling(bool(profile))
+    sync_entry()
     if threshold is not None or jit is not None:
         update_sampler()
 
@@ -576,6 +608,7 @@ cdef set_profiling(bint on):
         g_clock0 = pyj_monotonic()
     g_profile = on
     sync_hook_state()
+    sync_entry()
 
 
 def get_config():

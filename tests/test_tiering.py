@@ -576,3 +576,37 @@ def test_warmth_cools_with_time():
         for i in range(200):
             slow(i)
         assert pyjion.info(slow).compiled
+
+
+def test_calls_the_hooks_c_entry_takes_alone_are_counted():
+    """Interpreted calls below the warm-up and calls of code the compiler
+    refused are run by the hook's C entry (hook_entry.h) without its full
+    path: every one is still counted, the warm-up still ends in a compile at
+    the threshold, and once profiling starts the refused code's calls reach
+    the profiler again."""
+    import pyjion.profile
+    from jitcheck import assert_too_large, max_instructions
+    src = "def f(x):\n    return x + 1\n"
+    big_src = "def big(x):\n" + "".join("    x = x + %d\n" % i for i in range(40)) + "    return x\n"
+    ns = fresh_namespace(src + big_src, "entry")
+    f, big = ns["f"], ns["big"]
+    with jit_on(threshold=300), max_instructions(20):
+        _eval._stop_sampler()
+        for i in range(300):
+            assert f(i) == i + 1
+        assert pyjion.info(f).state == "interpreted" and pyjion.info(f).run_count == 300
+        f(0)
+        assert pyjion.info(f).compiled
+        for i in range(500):
+            big(i)
+        assert_too_large(big, 20)
+        assert pyjion.info(big).run_count == 500
+        pyjion.enable(profile=True)
+        try:
+            for i in range(7):
+                big(i)
+        finally:
+            pyjion.config(profile=False)
+        assert pyjion.info(big).run_count == 507
+        counts = {key[2]: row[1] for key, row in pyjion.profile.to_pstats(pyjion.stats()["functions"]).items()}
+        assert counts.get("big") == 7, counts

@@ -1,0 +1,57 @@
+/* The hook's entry: what CPython calls for every frame while pyjion is
+ * installed. Most frames are of code that stays in the interpreter for now
+ * (not warm yet, not profiled, not traced); their path is here, in C, a few
+ * loads and compares before the interpreter runs the frame. Every other frame
+ * goes to the hook's full path (pyjion_eval in _eval.pyx: records made,
+ * compiles, machine code, the profiler). The hook keeps `pyj_entry` in step
+ * with its settings (sync_entry in _eval.pyx). */
+#ifndef PYJION_HOOK_ENTRY_H
+#define PYJION_HOOK_ENTRY_H
+
+#include <Python.h>
+#include <stdint.h>
+
+#include "code_extra.h"
+#include "cpython311.h"
+#include "cstack_guard.h"
+#include "record.h"
+#include "tiering.h"
+
+typedef struct {
+    PyObject *(*full)(PyThreadState *, PyjFrame *, int);   /* the hook's full path */
+    Py_ssize_t record_index;   /* the records' code-extra index (-1: none) */
+    /* Calls an interpreted record may reach on this path: past them the full
+     * path records argument types or compiles (0: every call takes it, e.g.
+     * while profiling). */
+    uint32_t warmth_limit;
+    uint32_t epoch;            /* the tiering epoch (record.h) */
+    int profiling;             /* the profiler times every call: none is taken here */
+} PyjEntryState;
+
+static PyjEntryState pyj_entry = {NULL, -1, 0, 0, 1};
+
+/* Whether this call of an interpreted record needs nothing of the full path:
+ * code the compiler refused stays interpreted for good; code not warm yet
+ * only counts the call while it stays below the limit. */
+static inline int pyj_entry_plain(const PyjRecord *rec)
+{
+    if (rec->state == PYJ_FAILED) return !pyj_entry.profiling;
+    return rec->state == PYJ_INTERPRETED && rec->epoch == pyj_entry.epoch &&
+           rec->warmth < pyj_entry.warmth_limit;
+}
+
+static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
+{
+    PyjRecord *rec = pyj_entry.record_index >= 0
+                         ? (PyjRecord *)pyj_code_extra(pyj_frame_code(f), pyj_entry.record_index)
+                         : NULL;
+    if (rec != NULL && pyj_entry_plain(rec) && !pyj_tracing(ts) && !pyj_recursion_will_fail(ts) &&
+        !pyj_cstack_low()) {
+        rec->calls++;
+        rec->warmth += rec->state == PYJ_INTERPRETED;
+        return pyj_interpret_with(ts, f, throwflag, rec);
+    }
+    return pyj_entry.full(ts, f, throwflag);
+}
+
+#endif
