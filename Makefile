@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.pyjion-deps
 SOURCES := $(wildcard pyjion/*.pyx pyjion/*.h pyjion/*.cpp pyjion/codegen/*.cpp pyjion/codegen/*.h pyjion/codegen/*.def pyjion/codegen/*.c pyjion/*.py) _pyjion_startup.py setup.py pyproject.toml
 
-.PHONY: setup build demo test unit-test smoke bench bench-check bench-whole thirdparty fuzz regrtest refleak clean
+.PHONY: setup build demo test unit-test smoke bench bench-check bench-whole bench-macro thirdparty fuzz regrtest refleak clean
 
 setup: build
 
@@ -75,6 +75,15 @@ bench-check: setup
 # stock vs PYJION=1: bench/WHOLE_PROGRAM.md and .json (bench/whole_process.py).
 bench-whole: setup
 	env -u PYJION $(PY) bench/whole_process.py $(BENCH_WHOLE_ARGS)
+
+# Library-heavy programs (bench/macro: sympy, networkx, sqlglot, template
+# engines, parsers, the stdlib's encoders...), packages pinned and installed
+# into build/macro/site: whole process, steady state and callgrind's estimated
+# cycles, stock vs PYJION=1: bench/MACRO.md and .json (bench/macro_suite.py;
+# BENCH_MACRO_ARGS="whole --pairs 9" for one mode).
+bench-macro: setup
+	command -v valgrind >/dev/null || (apt-get update -qq && apt-get install -y -qq valgrind >/dev/null)
+	env -u PYJION $(PY) bench/macro_suite.py $${BENCH_MACRO_ARGS:-all}
 
 # Third-party test suites (mpmath, networkx; pip-installed into build/thirdparty),
 # stock vs PYJION=1: outcomes test by test, CPU time and peak RSS

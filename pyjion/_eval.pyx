@@ -91,6 +91,7 @@ cdef extern from "hook_entry.h":
         uint32_t warmth_limit
         uint32_t epoch
         int profiling
+        vectorcallfunc vectorcall
     PyjEntryState pyj_entry
     PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
 
@@ -513,6 +514,7 @@ cdef void sync_entry() noexcept:
     pyj_entry.record_index = g_extra_index
     pyj_entry.epoch = g_epoch
     pyj_entry.profiling = g_profile
+    pyj_entry.vectorcall = g_vectorcall
     if g_profile:
         pyj_entry.warmth_limit = 0                 # the profiler sees every call
     elif not g_jit:
@@ -537,6 +539,7 @@ cdef void load_codegen() except *:
     g_codegen = api
     g_vectorcall = api.vectorcall
     sync_hook_state()
+    sync_entry()
 
 
 cdef void sync_hook_state() noexcept:

@@ -26,9 +26,14 @@ typedef struct {
     uint32_t warmth_limit;
     uint32_t epoch;            /* the tiering epoch (record.h) */
     int profiling;             /* the profiler times every call: none is taken here */
+    /* pyjion's vectorcall (PyjionCodegenAPI.vectorcall; NULL until the code
+     * generator is loaded), given to the functions whose frames come here:
+     * their next calls from the interpreter push the frame without
+     * _PyEval_Vector. */
+    vectorcallfunc vectorcall;
 } PyjEntryState;
 
-static PyjEntryState pyj_entry = {NULL, -1, 0, 0, 1};
+static PyjEntryState pyj_entry = {NULL, -1, 0, 0, 1, NULL};
 
 /* Whether this call of an interpreted record needs nothing of the full path:
  * code the compiler refused stays interpreted for good; code not warm yet
@@ -40,6 +45,17 @@ static inline int pyj_entry_plain(const PyjRecord *rec)
            rec->warmth < pyj_entry.warmth_limit;
 }
 
+/* Code whose calls pyjion's vectorcall makes faster while it is interpreted:
+ * positional parameters only, no generator (direct_call.cpp's
+ * call_interpreted); any other takes CPython's path (keywords bind faster
+ * there). */
+static inline int pyj_entry_adopts(PyCodeObject *co)
+{
+    return !(co->co_flags & (CO_VARARGS | CO_VARKEYWORDS | CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR |
+                             CO_ITERABLE_COROUTINE)) &&
+           co->co_kwonlyargcount == 0;
+}
+
 static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
 {
     PyjRecord *rec = pyj_entry.record_index >= 0
@@ -49,6 +65,9 @@ static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
         !pyj_cstack_low()) {
         rec->calls++;
         rec->warmth += rec->state == PYJ_INTERPRETED;
+        if (pyj_entry.vectorcall != NULL && pyj_entry_adopts(pyj_frame_code(f))) {
+            pyj_frame_adopt_function(f, pyj_entry.vectorcall);
+        }
         return pyj_interpret_with(ts, f, throwflag, rec);
     }
     return pyj_entry.full(ts, f, throwflag);

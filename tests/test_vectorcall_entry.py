@@ -140,3 +140,39 @@ def test_disabled_and_traced_calls_are_cpythons():
         want = traced(f_ref)
     assert got == want
     assert sum(1 for e in want[1] if e[:2] == ("call", "key_of")) == 10
+
+
+def test_interpreted_callees_are_called_without_pyeval_vector():
+    """Functions that stay interpreted (a threshold no call reaches) and take
+    positional parameters get pyjion's vectorcall from the hook's C entry: C
+    and interpreted callers then push their frames without _PyEval_Vector
+    (defaults filled in, recursion counted, tracebacks as on stock). Calls
+    with keywords, and functions with keyword-only parameters, take CPython's
+    own path; every result and error is stock's."""
+    f_jit, f_ref = fresh_copies(SRC, "vc", "through_c")
+    d_jit, d_ref = fresh_copies(SRC, "vc", "deep")
+    with jit_on(threshold=10 ** 9):
+        got = [norm(f_jit(30)) for _ in range(2)]
+        before = pyjion._codegen.vectorcall_calls()
+        got.append(norm(f_jit(30)))
+        made = pyjion._codegen.vectorcall_calls() - before
+        errs = norm(f_jit.__globals__["bad_calls"]())
+        old = sys.getrecursionlimit()
+        sys.setrecursionlimit(200)
+        try:
+            deep_got = (d_jit(50), outcome(lambda: list(map(d_jit, [500]))), outcome(lambda: d_jit(500)))
+        finally:
+            sys.setrecursionlimit(old)
+        assert pyjion.info(f_jit).state == "interpreted"
+    with jit_off():
+        want = [norm(f_ref(30)) for _ in range(3)]
+        want_errs = norm(f_ref.__globals__["bad_calls"]())
+        sys.setrecursionlimit(200)
+        try:
+            deep_want = (d_ref(50), outcome(lambda: list(map(d_ref, [500]))), outcome(lambda: d_ref(500)))
+        finally:
+            sys.setrecursionlimit(old)
+    assert got == want and errs == want_errs and deep_got == deep_want
+    # Item.__init__ (name from its default), __lt__ (heap compares), key_of
+    # and the property, from C or the interpreter
+    assert made >= 30 * 4, made

@@ -252,15 +252,69 @@ uint64_t g_vectorcall_calls = 0;   // GIL held
 
 uint64_t vectorcall_calls() { return g_vectorcall_calls; }
 
+namespace {
+// Positional arguments that bind without arg_binding.h: exactly the
+// parameters, or the missing trailing ones all with defaults.
+__attribute__((always_inline)) inline bool binds_positionally(PyFunctionObject *func, PyCodeObject *code,
+                                                              Py_ssize_t nargs)
+{
+    if (nargs > code->co_argcount || code->co_kwonlyargcount != 0 || (code->co_flags & kTakesVarArgs)) return false;
+    Py_ssize_t defaults = func->func_defaults != nullptr ? PyTuple_GET_SIZE(func->func_defaults) : 0;
+    return nargs + defaults >= code->co_argcount;
+}
+
+// An interpreted callee's call with positional arguments that bind
+// (binds_positionally): its frame is pushed here, taking new references,
+// and handed to the hook, which counts the call and runs the interpreter;
+// nullptr with *called false if the data-stack chunk has no room.
+__attribute__((always_inline)) inline PyObject *call_interpreted(PyThreadState *ts, PyFunctionObject *func,
+                                                                 PyCodeObject *code, PyObject *const *args,
+                                                                 Py_ssize_t nargs, bool *called)
+{
+    Py_ssize_t slots = code->co_nlocalsplus + code->co_stacksize + FRAME_SPECIALS_SIZE;
+    PyObject **base = ts->datastack_top;
+    *called = base != nullptr && base + slots < ts->datastack_limit;
+    if (!*called) return nullptr;
+    auto *frame = reinterpret_cast<_PyInterpreterFrame *>(base);
+    PyObject **locals = frame->localsplus;
+    Py_ssize_t i = 0;
+    for (; i < nargs; i++) locals[i] = Py_NewRef(args[i]);
+    Py_ssize_t first_default = code->co_argcount - (func->func_defaults != nullptr ? PyTuple_GET_SIZE(func->func_defaults) : 0);
+    for (; i < code->co_argcount; i++) locals[i] = Py_NewRef(PyTuple_GET_ITEM(func->func_defaults, i - first_default));
+    for (; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
+    ts->datastack_top = base + slots;
+    _PyFrame_InitializeSpecials(frame, reinterpret_cast<PyFunctionObject *>(Py_NewRef(func)), nullptr,
+                                code->co_nlocalsplus);
+    PyObject *result = pyj_eval_frame(ts, frame);
+    finish_frame(ts, frame);
+    return result;
+}
+}  // namespace
+
 PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-    // Only a callee whose machine code can be entered directly gains: for any
-    // other, CPython's own path (_PyEval_Vector binds arguments faster than
-    // try_call's general binding, and the hook sees the call either way).
+    // A callee whose machine code can be entered directly gains, and so does
+    // an interpreted one called with positional arguments while the hook is
+    // the evaluator: its frame is pushed here and handed to the hook, without
+    // _PyEval_Vector and initialize_locals. Any other call takes CPython's
+    // own path (_PyEval_Vector binds keywords faster than try_call's general
+    // binding, and the hook sees the call either way).
     PyThreadState *ts = _PyThreadState_UncheckedGet();
-    auto *code = reinterpret_cast<PyCodeObject *>(reinterpret_cast<PyFunctionObject *>(func)->func_code);
-    if (entry_record(ts, code) == nullptr) return _PyFunction_Vectorcall(func, args, nargsf, kwnames);
+    auto *fn = reinterpret_cast<PyFunctionObject *>(func);
+    auto *code = reinterpret_cast<PyCodeObject *>(fn->func_code);
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (entry_record(ts, code) == nullptr) {
+        if (kwnames == nullptr && binds_positionally(fn, code, nargs) && !(code->co_flags & kMakesGenerator) &&
+            (code->co_flags & CO_OPTIMIZED) && evaluator_is_hook(ts)) {
+            bool called;
+            PyObject *result = call_interpreted(ts, fn, code, args, nargs, &called);
+            if (called) {
+                g_vectorcall_calls++;
+                return result;
+            }
+        }
+        return _PyFunction_Vectorcall(func, args, nargsf, kwnames);
+    }
     Py_ssize_t total = nargs + (kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0);
     // The frame takes new references, as _PyEval_Vector gives it.
     Py_INCREF(func);

@@ -83,10 +83,14 @@ PyObject *try_construct(PyThreadState *ts, PyObject *cls, PyObject *const *args,
 // _PyFunction_Vectorcall makes, through try_call when the callee's machine
 // code can be entered directly (compiled, the hook the frame evaluator, no
 // tracer or profiler: the frame pushed here, the machine code entered without
-// _PyEval_Vector and the hook); otherwise _PyFunction_Vectorcall itself.
+// _PyEval_Vector and the hook); for an interpreted callee with positional
+// arguments that bind without arg_binding.h while the hook is the evaluator,
+// the frame is pushed here and handed to the hook (the hook's C entry gives
+// this vectorcall to such functions); otherwise _PyFunction_Vectorcall itself.
 PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames);
 
-// Calls that vectorcall made through try_call so far (a test reads it).
+// Calls that vectorcall made itself so far, compiled and interpreted callees
+// alike (a test reads it).
 uint64_t vectorcall_calls();
 
 // A function called as CPython calls a plain one: its vectorcall is
