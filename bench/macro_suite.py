@@ -306,6 +306,10 @@ def render_md(data):
             fmt(min([v for v in cols["s"] if v] or [None], key=lambda v: v or 0)),
             fmt(min([v for v in cols["cw"] if v] or [None], key=lambda v: v or 0)),
             fmt(min([v for v in cols["cs"] if v] or [None], key=lambda v: v or 0))))
+        counts = {c: sum(1 for v in cols[c] if v) for c in cols}
+        lines.append("")
+        lines.append("Programs per geomean: whole %d, steady %d, cycles %d (a mode run on part of the "
+                     "suite, `--programs`, covers only those)." % (counts["w"], counts["s"], counts["cs"]))
         lines.append("")
     with open(MD_PATH, "w") as f:
         f.write("\n".join(lines))
