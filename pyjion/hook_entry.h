@@ -1,9 +1,11 @@
 /* The hook's entry: what CPython calls for every frame while pyjion is
  * installed. Most frames are of code that stays in the interpreter for now
- * (not warm yet, not profiled, not traced); their path is here, in C, a few
- * loads and compares before the interpreter runs the frame. Every other frame
- * goes to the hook's full path (pyjion_eval in _eval.pyx: records made,
- * compiles, machine code, the profiler). The hook keeps `pyj_entry` in step
+ * (not warm yet, or refused by the compiler) or of compiled code entered
+ * from the interpreter or C (a generator's resume, a call through
+ * _PyEval_Vector), with no tracer or profiler; their path is here, in C, a
+ * few loads and compares before the interpreter or the machine code runs the
+ * frame. Every other frame goes to the hook's full path (pyjion_eval in
+ * _eval.pyx: records made, compiles, tracing, the profiler). The hook keeps `pyj_entry` in step
  * with its settings (sync_entry in _eval.pyx). */
 #ifndef PYJION_HOOK_ENTRY_H
 #define PYJION_HOOK_ENTRY_H
@@ -61,8 +63,18 @@ static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
     PyjRecord *rec = pyj_entry.record_index >= 0
                          ? (PyjRecord *)pyj_code_extra(pyj_frame_code(f), pyj_entry.record_index)
                          : NULL;
-    if (rec != NULL && pyj_entry_plain(rec) && !pyj_tracing(ts) && !pyj_recursion_will_fail(ts) &&
-        !pyj_cstack_low()) {
+    if (rec == NULL || pyj_tracing(ts) || pyj_recursion_will_fail(ts) || pyj_cstack_low()) {
+        return pyj_entry.full(ts, f, throwflag);
+    }
+    if (rec->state == PYJ_COMPILED && !pyj_entry.profiling && !pyj_frame_creates_generator(f)) {
+        /* Machine code, as the full path's run_frame enters it: a generator's
+         * resume from the interpreter or C, a call that came through
+         * _PyEval_Vector. */
+        rec->calls++;
+        if (pyj_entry.vectorcall != NULL) pyj_frame_adopt_function(f, pyj_entry.vectorcall);
+        return pyj_run_compiled(rec->entry, ts, f, throwflag);
+    }
+    if (pyj_entry_plain(rec)) {
         rec->calls++;
         rec->warmth += rec->state == PYJ_INTERPRETED;
         if (pyj_entry.vectorcall != NULL && pyj_entry_adopts(pyj_frame_code(f))) {
