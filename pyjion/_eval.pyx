@@ -82,18 +82,6 @@ cdef extern from "cpython311.h":
     int pyj_code_is_generator(PyCodeObject *co) noexcept
     int pyj_code_may_run_inline(PyCodeObject *co) noexcept
     int pyj_in_tracer(PyThreadState *ts) noexcept
-    void pyj_frame_adopt_function(PyjFrame *f, vectorcallfunc vectorcall) noexcept
-
-cdef extern from "hook_entry.h":
-    ctypedef struct PyjEntryState:
-        PyObject *(*full)(PyThreadState *, PyjFrame *, int) noexcept
-        Py_ssize_t record_index
-        uint32_t warmth_limit
-        uint32_t epoch
-        int profiling
-        vectorcallfunc vectorcall
-    PyjEntryState pyj_entry
-    PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
 
 cdef extern from "cstack_guard.h":
     int pyj_cstack_exhausted() noexcept
@@ -130,7 +118,6 @@ cdef extern from "record.h":
     void pyj_record_free(void *p) noexcept
     void pyj_record_types(PyjRecord *rec, PyObject **args, int nargs) noexcept
     void pyj_profile_clear(PyjProfile *p) noexcept
-    void pyj_record_cool(PyjRecord *rec, uint32_t now) noexcept
 
 cdef extern from "profiler.h":
     ctypedef struct PyjCallContext:
@@ -160,13 +147,24 @@ cdef extern from "tiering.h":
     PyjFrame *pyj_interp_frame
     PyObject *pyj_interpret(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
     PyObject *pyj_interpret_with(PyThreadState *ts, PyjFrame *f, int throwflag, PyjRecord *rec) noexcept
-    PyObject *pyj_run_compiled(PyjionEntry entry, PyThreadState *ts, PyjFrame *f, int arg) noexcept
     void pyj_trap_arm(PyCodeObject *co, PyjRecord *rec, int unit, int depth) noexcept
     void pyj_trap_disarm() noexcept
     int pyj_sampler_start(int (*callback)(void *) noexcept, unsigned int interval_us) noexcept
     void pyj_sampler_stop() noexcept
     int pyj_sampler_forget_after_fork() noexcept
 
+cdef extern from "hook_entry.h":
+    ctypedef struct PyjEntryState:
+        PyObject *(*full)(PyThreadState *, PyjFrame *, int) noexcept
+        Py_ssize_t record_index
+        uint32_t warmth_limit
+        uint32_t epoch
+        int profiling
+        vectorcallfunc vectorcall
+    PyjEntryState pyj_entry
+    PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
+    void pyj_record_warm_now(PyjRecord *rec) noexcept
+    PyObject *pyj_enter_compiled(PyThreadState *ts, PyjFrame *f, int throwflag, PyjRecord *rec) noexcept
 
 # ---- settings (read on every call, so plain C globals) ----------------------
 cdef Py_ssize_t g_extra_index = -1
@@ -183,10 +181,10 @@ DEFAULT_COMPACT_ABOVE = 128
 # bigger code, whose compile costs more: about 3.5 us per code unit).
 cdef unsigned int g_sample_interval_us = 1000
 cdef unsigned int g_hot_samples = 2
-# The tiering epoch (the sampler's clock in 1/8 s): a record's warmth and hot
-# samples halve per epoch passed (record.h), so what is compiled is what is
-# warm now: about 1000 calls, or 2 + units/150 ticks, within the last ~1/4 s.
-cdef uint32_t g_epoch = 0
+# The tiering epoch (pyj_entry.epoch, the sampler's clock in 1/8 s): a
+# record's warmth and hot samples halve per epoch passed (record.h), so what
+# is compiled is what is warm now: about 1000 calls, or 2 + units/150 ticks,
+# within the last ~1/4 s.
 cdef double g_epochs_per_second = 8.0
 cdef unsigned int g_units_per_sample = 150
 cdef bint g_jit = True
@@ -194,7 +192,6 @@ cdef bint g_profile = False
 cdef bint g_pgc = True
 cdef PyjionCompileOptions g_options
 cdef PyjionCodegenAPI *g_codegen = NULL
-cdef vectorcallfunc g_vectorcall = NULL   # g_codegen.vectorcall once loaded
 
 # ---- JIT statistics ---------------------------------------------------------
 cdef Py_ssize_t g_compiled = 0
@@ -287,18 +284,15 @@ cdef inline PyObject *run_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
     # machine code takes over at its resumes (throw() included).
     if rec.state == PYJ_COMPILED:
         if not pyj_tracing(ts) and not pyj_frame_creates_generator(f):
-            pyj_frame_adopt_function(f, g_vectorcall)   # its callers skip _PyEval_Vector from now on
-            return pyj_run_compiled(rec.entry, ts, f, throwflag)
+            return pyj_enter_compiled(ts, f, throwflag, rec)
     elif rec.state == PYJ_INTERPRETED:
-        if rec.epoch != g_epoch:
-            pyj_record_cool(rec, g_epoch)   # also lets the C entry take its next calls
+        pyj_record_warm_now(rec)   # also lets the C entry take its next calls
         if not g_jit or pyj_tracing(ts):
             return pyj_interpret_with(ts, f, throwflag, rec)
         rec.warmth += 1
         if rec.warmth > g_threshold:
             if compile_code(rec, co) and not pyj_frame_creates_generator(f):
-                pyj_frame_adopt_function(f, g_vectorcall)
-                return pyj_run_compiled(rec.entry, ts, f, throwflag)
+                return pyj_enter_compiled(ts, f, throwflag, rec)
         elif g_pgc and rec.warmth * 2 > g_threshold and not pyj_frame_is_resume(f):
             # Types are recorded in the second half of the warm-up only: code
             # that never gets warm keeps no profile.
@@ -350,10 +344,8 @@ cdef inline bint tiering_wanted() noexcept:
 
 cdef int on_sample(void *arg) noexcept:
     """The sampler's pending call (main thread, GIL held, at an eval-breaker check)."""
-    global g_epoch
     pyj_sampler.pending = 0
-    g_epoch = <uint32_t>(pyj_monotonic() * g_epochs_per_second)
-    pyj_entry.epoch = g_epoch
+    pyj_entry.epoch = <uint32_t>(pyj_monotonic() * g_epochs_per_second)
     if tiering_wanted() and pyj_get_eval_func() == hook:
         if sample_frame(PyThreadState_Get(), False):
             pyj_sampler.quiet = 0
@@ -386,8 +378,7 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
     rec.samples += 1
     g_samples += 1
     if rec.state == PYJ_INTERPRETED:
-        if rec.epoch != g_epoch:
-            pyj_record_cool(rec, g_epoch)
+        pyj_record_warm_now(rec)
         rec.hot_samples += 1
         if not force and rec.hot_samples < g_hot_samples + <unsigned int>pyj_code_units(co) // g_units_per_sample:
             return 0
@@ -471,9 +462,7 @@ def _sample_now():
 def _advance_epoch(n=1):
     """Test hook: as if n tiering epochs passed (the sampler sets the epoch
     from its clock at every tick; stop it first to keep this one)."""
-    global g_epoch
-    g_epoch += n
-    pyj_entry.epoch = g_epoch
+    pyj_entry.epoch += n
 
 
 def _stop_sampler():
@@ -512,9 +501,7 @@ pyj_entry.full = pyjion_eval
 cdef void sync_entry() noexcept:
     """Tells the hook's C entry (hook_entry.h) which calls it may take alone."""
     pyj_entry.record_index = g_extra_index
-    pyj_entry.epoch = g_epoch
     pyj_entry.profiling = g_profile
-    pyj_entry.vectorcall = g_vectorcall
     if g_profile:
         pyj_entry.warmth_limit = 0                 # the profiler sees every call
     elif not g_jit:
@@ -527,7 +514,7 @@ cdef _PyFrameEvalFunction default_eval = <_PyFrameEvalFunction>_PyEval_EvalFrame
 
 
 cdef void load_codegen() except *:
-    global g_codegen, g_vectorcall
+    global g_codegen
     if g_codegen != NULL:
         return
     require_main_interpreter()    # (pybind11's module hangs there)
@@ -537,9 +524,8 @@ cdef void load_codegen() except *:
         raise ImportError("pyjion._codegen speaks API version %d, the hook needs %d"
                           % (api.version, PYJION_CODEGEN_API_VERSION))
     g_codegen = api
-    g_vectorcall = api.vectorcall
+    pyj_entry.vectorcall = api.vectorcall   # given to the functions the hook sees
     sync_hook_state()
-    sync_entry()
 
 
 cdef void sync_hook_state() noexcept:

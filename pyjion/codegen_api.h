@@ -35,7 +35,7 @@ typedef struct {
     int debug;               /* verify the modelled stack depth at every bytecode boundary */
     int max_instructions;    /* larger code objects stay in the interpreter (0: no limit) */
     /* Code objects longer than this (code units, inline caches included) make
-     * their inline-cache sites outside loops compact: calls of shared stubs
+     * their inline-cache sites compact: calls of shared stubs
      * (codegen/site_stubs.h). 0: every code object; -1: the default. */
     int compact_above;
 } PyjionCompileOptions;

@@ -74,7 +74,6 @@ static inline void pyj_set_eval_func(_PyFrameEvalFunction fn)
 
 /* ---- what tiering.h needs: code units, the eval breaker, the GIL holder ---- */
 
-/* The code unit prev_instr points at (the instruction running, or -1). */
 /* The function a frame of optimized code (a def, a lambda, a comprehension)
  * runs gets pyjion's vectorcall in place of CPython's own (see
  * PyjionCodegenAPI.vectorcall), once: its callers then reach it without
@@ -85,6 +84,7 @@ static inline void pyj_frame_adopt_function(PyjFrame *f, vectorcallfunc vectorca
     if (fn->vectorcall == _PyFunction_Vectorcall && (f->f_code->co_flags & CO_OPTIMIZED)) fn->vectorcall = vectorcall;
 }
 
+/* The code unit prev_instr points at (the instruction running, or -1). */
 static inline int pyj_frame_unit(PyjFrame *f) { return (int)(f->prev_instr - _PyCode_CODE(f->f_code)); }
 
 /* The interpreter goes on at code unit `unit` when it next runs the frame. */

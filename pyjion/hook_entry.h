@@ -26,7 +26,7 @@ typedef struct {
      * path records argument types or compiles (0: every call takes it, e.g.
      * while profiling). */
     uint32_t warmth_limit;
-    uint32_t epoch;            /* the tiering epoch (record.h) */
+    uint32_t epoch;            /* the tiering epoch (record.h): the sampler's clock in 1/8 s */
     int profiling;             /* the profiler times every call: none is taken here */
     /* pyjion's vectorcall (PyjionCodegenAPI.vectorcall; NULL until the code
      * generator is loaded), given to the functions whose frames come here:
@@ -58,6 +58,21 @@ static inline int pyj_entry_adopts(PyCodeObject *co)
            co->co_kwonlyargcount == 0;
 }
 
+/* Brings the record's warmth and hot samples to the current epoch (record.h). */
+static inline void pyj_record_warm_now(PyjRecord *rec)
+{
+    if (rec->epoch != pyj_entry.epoch) pyj_record_cool(rec, pyj_entry.epoch);
+}
+
+/* Enters the machine code of a compiled record for a frame that does not
+ * create a generator, as every path of the hook does: the frame's function
+ * gets pyjion's vectorcall first (its callers skip _PyEval_Vector from now on). */
+static inline PyObject *pyj_enter_compiled(PyThreadState *ts, PyjFrame *f, int throwflag, PyjRecord *rec)
+{
+    if (pyj_entry.vectorcall != NULL) pyj_frame_adopt_function(f, pyj_entry.vectorcall);
+    return pyj_run_compiled(rec->entry, ts, f, throwflag);
+}
+
 static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
 {
     PyjRecord *rec = pyj_entry.record_index >= 0
@@ -71,8 +86,7 @@ static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
          * resume from the interpreter or C, a call that came through
          * _PyEval_Vector. */
         rec->calls++;
-        if (pyj_entry.vectorcall != NULL) pyj_frame_adopt_function(f, pyj_entry.vectorcall);
-        return pyj_run_compiled(rec->entry, ts, f, throwflag);
+        return pyj_enter_compiled(ts, f, throwflag, rec);
     }
     if (pyj_entry_plain(rec)) {
         rec->calls++;

@@ -21,8 +21,8 @@ namespace pyjion {
 struct CompileOptions {
     bool debug = false;    // check the modelled stack at every bytecode boundary at run time
     int max_instructions = 0;   // refuse larger code objects (0: no limit)
-    // Longer code objects make their sites outside loops compact (see
-    // Compiler::compact_site).
+    // Longer code objects (code units) make their inline-cache sites compact
+    // (see Compiler::compact_site).
     int compact_above = 128;
     // Where to write the assembly listing of each compile ("-": stderr;
     // nullptr: no listing, and no logger is attached at all).
@@ -92,6 +92,14 @@ public:
     x86::Assembler &as() { return em_.as(); }
     PyCodeObject *code() const { return code_; }
     const Instr &current() const { return *cur_; }
+    // The opcode the interpreter quickened the instruction at code unit
+    // `unit` to (co_code_adaptive): what CPython 3.11's specialising
+    // interpreter learnt there, or the unspecialised opcode if the code never
+    // ran interpreted.
+    int quickened_opcode(int unit) const
+    {
+        return _Py_OPCODE(reinterpret_cast<const _Py_CODEUNIT *>(code_->co_code_adaptive)[unit]);
+    }
     // Whether the current instruction's inline-cache site calls a shared
     // stub (site_stubs.h) instead of carrying inline guards: in a function
     // too long (CompileOptions::compact_above) to stay in the instruction

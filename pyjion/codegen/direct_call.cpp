@@ -166,6 +166,47 @@ void clear_frame(PyThreadState *ts, _PyInterpreterFrame *frame)
 
 bool hook_is_evaluator(PyThreadState *ts) { return evaluator_is_hook(ts); }
 
+namespace {
+
+// The frame of `code` goes on top of the data stack if the current chunk has
+// room (pushing a new chunk is the generic path's business): its base, or
+// nullptr. (3.11 sizes a frame as _PyEvalFramePushAndInit does.)
+__attribute__((always_inline)) inline PyObject **frame_room(PyThreadState *ts, PyCodeObject *code, Py_ssize_t *slots)
+{
+    *slots = code->co_nlocalsplus + code->co_stacksize + FRAME_SPECIALS_SIZE;
+    PyObject **base = ts->datastack_top;
+    return base != nullptr && base + *slots < ts->datastack_limit ? base : nullptr;
+}
+
+// Positional arguments that bind without arg_binding.h: exactly the
+// parameters, or the missing trailing ones all with defaults (3.11's
+// CALL_PY_EXACT_ARGS and CALL_PY_WITH_DEFAULTS): nothing can fail or run code.
+__attribute__((always_inline)) inline bool binds_positionally(PyFunctionObject *func, PyCodeObject *code,
+                                                              Py_ssize_t nargs)
+{
+    if (nargs > code->co_argcount || code->co_kwonlyargcount != 0 || (code->co_flags & kTakesVarArgs)) return false;
+    Py_ssize_t defaults = func->func_defaults != nullptr ? PyTuple_GET_SIZE(func->func_defaults) : 0;
+    return nargs + defaults >= code->co_argcount;
+}
+
+// The locals of such a call: the arguments (their references move into the
+// frame, or new ones with `new_refs`), the defaults of the missing ones (new
+// references), then empty.
+template <bool new_refs>
+__attribute__((always_inline)) inline void place_positionally(PyObject **locals, PyFunctionObject *func,
+                                                              PyCodeObject *code, PyObject *const *args,
+                                                              Py_ssize_t nargs)
+{
+    Py_ssize_t i = 0;
+    for (; i < nargs; i++) locals[i] = new_refs ? Py_NewRef(args[i]) : args[i];
+    PyObject *defaults = func->func_defaults;
+    Py_ssize_t first_default = code->co_argcount - (defaults != nullptr ? PyTuple_GET_SIZE(defaults) : 0);
+    for (; i < code->co_argcount; i++) locals[i] = Py_NewRef(PyTuple_GET_ITEM(defaults, i - first_default));
+    for (; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
+}
+
+}  // namespace
+
 PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args, Py_ssize_t nargs,
                    PyObject *kwnames, CallPath *path)
 {
@@ -175,31 +216,17 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     // A function whose vectorcall was replaced, or code with locals (class
     // bodies), takes the generic path, as in the interpreter.
     if (!plain_vectorcall(func->vectorcall) || !(code->co_flags & CO_OPTIMIZED)) return nullptr;
-    // The frame goes on top of the data stack if the current chunk has room
-    // (pushing a new chunk is the generic path's business).
-    // (3.11 sizes a frame as _PyEvalFramePushAndInit does.)
-    Py_ssize_t slots = code->co_nlocalsplus + code->co_stacksize + FRAME_SPECIALS_SIZE;
-    PyObject **base = ts->datastack_top;
-    if (base == nullptr || base + slots >= ts->datastack_limit) return nullptr;
+    Py_ssize_t slots;
+    PyObject **base = frame_room(ts, code, &slots);
+    if (base == nullptr) return nullptr;
     auto *frame = reinterpret_cast<_PyInterpreterFrame *>(base);
     PyObject **locals = frame->localsplus;
-    // Exactly the positional parameters (the common case): nothing to check,
-    // nothing to allocate; else the two steps of arg_binding.h.
-    bool exact = kwnames == nullptr && nargs == code->co_argcount && code->co_kwonlyargcount == 0 &&
-                 !(code->co_flags & (CO_VARARGS | CO_VARKEYWORDS));
-    // Positional arguments only, the missing trailing ones all with defaults
-    // (3.11's CALL_PY_WITH_DEFAULTS): nothing can fail or run code either.
-    PyObject *defaults = func->func_defaults;
-    Py_ssize_t first_default = code->co_argcount - (defaults != nullptr ? PyTuple_GET_SIZE(defaults) : 0);
-    bool with_defaults = !exact && kwnames == nullptr && nargs < code->co_argcount && nargs >= first_default &&
-                         code->co_kwonlyargcount == 0 && !(code->co_flags & (CO_VARARGS | CO_VARKEYWORDS));
+    // Positional arguments that bind as they are (the common case): nothing
+    // to check, nothing to allocate; else the two steps of arg_binding.h.
+    bool positional = kwnames == nullptr && binds_positionally(func, code, nargs);
     Py_ssize_t to_kwargs = 0;
-    if (exact || with_defaults) {
-        for (Py_ssize_t i = 0; i < nargs; i++) locals[i] = args[i];
-        Py_ssize_t i = nargs;
-        for (; i < code->co_argcount; i++) locals[i] = Py_NewRef(PyTuple_GET_ITEM(defaults, i - first_default));
-        for (; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
-        exact = true;
+    if (positional) {
+        place_positionally<false>(locals, func, code, args, nargs);
     } else {
         for (int i = 0; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
         // Arguments that would not bind are the generic path's TypeError;
@@ -215,7 +242,7 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     *path = CallPath::kCalled;
     ts->datastack_top = base + slots;
     _PyFrame_InitializeSpecials(frame, func, nullptr, code->co_nlocalsplus);
-    if (!exact && !complete_binding(locals, func, args, nargs, kwnames, to_kwargs)) {
+    if (!positional && !complete_binding(locals, func, args, nargs, kwnames, to_kwargs)) {
         finish_frame(ts, frame);
         return nullptr;
     }
@@ -248,20 +275,6 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
 
 namespace {
 uint64_t g_vectorcall_calls = 0;   // GIL held
-}
-
-uint64_t vectorcall_calls() { return g_vectorcall_calls; }
-
-namespace {
-// Positional arguments that bind without arg_binding.h: exactly the
-// parameters, or the missing trailing ones all with defaults.
-__attribute__((always_inline)) inline bool binds_positionally(PyFunctionObject *func, PyCodeObject *code,
-                                                              Py_ssize_t nargs)
-{
-    if (nargs > code->co_argcount || code->co_kwonlyargcount != 0 || (code->co_flags & kTakesVarArgs)) return false;
-    Py_ssize_t defaults = func->func_defaults != nullptr ? PyTuple_GET_SIZE(func->func_defaults) : 0;
-    return nargs + defaults >= code->co_argcount;
-}
 
 // An interpreted callee's call with positional arguments that bind
 // (binds_positionally): its frame is pushed here, taking new references,
@@ -271,17 +284,12 @@ __attribute__((always_inline)) inline PyObject *call_interpreted(PyThreadState *
                                                                  PyCodeObject *code, PyObject *const *args,
                                                                  Py_ssize_t nargs, bool *called)
 {
-    Py_ssize_t slots = code->co_nlocalsplus + code->co_stacksize + FRAME_SPECIALS_SIZE;
-    PyObject **base = ts->datastack_top;
-    *called = base != nullptr && base + slots < ts->datastack_limit;
+    Py_ssize_t slots;
+    PyObject **base = frame_room(ts, code, &slots);
+    *called = base != nullptr;
     if (!*called) return nullptr;
     auto *frame = reinterpret_cast<_PyInterpreterFrame *>(base);
-    PyObject **locals = frame->localsplus;
-    Py_ssize_t i = 0;
-    for (; i < nargs; i++) locals[i] = Py_NewRef(args[i]);
-    Py_ssize_t first_default = code->co_argcount - (func->func_defaults != nullptr ? PyTuple_GET_SIZE(func->func_defaults) : 0);
-    for (; i < code->co_argcount; i++) locals[i] = Py_NewRef(PyTuple_GET_ITEM(func->func_defaults, i - first_default));
-    for (; i < code->co_nlocalsplus; i++) locals[i] = nullptr;
+    place_positionally<true>(frame->localsplus, func, code, args, nargs);
     ts->datastack_top = base + slots;
     _PyFrame_InitializeSpecials(frame, reinterpret_cast<PyFunctionObject *>(Py_NewRef(func)), nullptr,
                                 code->co_nlocalsplus);
@@ -290,6 +298,8 @@ __attribute__((always_inline)) inline PyObject *call_interpreted(PyThreadState *
     return result;
 }
 }  // namespace
+
+uint64_t vectorcall_calls() { return g_vectorcall_calls; }
 
 PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {

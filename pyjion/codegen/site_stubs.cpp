@@ -1,5 +1,5 @@
-// The shared site stubs (see site_stubs.h). The attribute stubs Each walks the site's entries
-// in order, as rtn::pyj_attr_probe does: an entry applies when the owner's type
+// The shared site stubs (see site_stubs.h). Each attribute stub walks the
+// site's entries in order, as rtn::pyj_attr_probe does: an entry applies when the owner's type
 // is the entry's and still has its version tag; then the entry's kind adds its
 // own guards (inline_cache.h says why they suffice). The first entry whose
 // guards all hold answers; a kind the stub does not check (an attribute in a
@@ -7,12 +7,12 @@
 #include "site_stubs.h"
 
 #include "attr_cache.h"
+#include "cache_guards.h"
 #include "code_heap.h"
 #include "emitter.h"
 #include "inline_cache.h"
 #include "perf_map.h"
 
-#include "internal/pycore_dict.h"           // PyDictKeysObject
 #include "internal/pycore_moduleobject.h"   // PyModuleObject
 
 #include <cstddef>
@@ -22,23 +22,14 @@ namespace pyjion::site_stubs {
 namespace {
 
 using namespace asmjit;
+using namespace guards;   // the entry offsets and the kinds' guards (cache_guards.h)
 
-constexpr int32_t kTypeVersion = offsetof(PyTypeObject, tp_version_tag);
 constexpr int32_t kModuleDict = offsetof(PyModuleObject, md_dict);
-constexpr int32_t kDictVersion = offsetof(PyDictObject, ma_version_tag);
-constexpr int32_t kKeysNentries = offsetof(PyDictKeysObject, dk_nentries);
-constexpr int32_t kEntryType = offsetof(AttrEntry, type);
-constexpr int32_t kEntryVersion = offsetof(AttrEntry, version);
-constexpr int32_t kEntryKind = offsetof(AttrEntry, kind);
-constexpr int32_t kEntryIndex = offsetof(AttrEntry, index);
-constexpr int32_t kEntryGuard = offsetof(AttrEntry, guard);
-constexpr int32_t kEntryGuardVersion = offsetof(AttrEntry, guard_version);
-constexpr int32_t kEntryValue = offsetof(AttrEntry, value);
 constexpr int32_t kEntries = offsetof(AttrCache, entries);
 
 // Registers inside the stubs: rsi = the owner's slot, rdi = the owner,
 // r8 = its type, r10d = the type's version tag, rcx = the entry, r9 = one past
-// the last entry; rax, r11 scratch. A kind's check leaves the value it found
+// the last entry; rax, rdx scratch. A kind's check leaves the value it found
 // (borrowed) in rax and jumps to its outcome, or goes on at `next`.
 struct Walk {
     Label next;       // the following entry
@@ -46,18 +37,6 @@ struct Walk {
     Label attribute;  // rax = the attribute itself
     Label method;     // rax = a method to call with the owner as self
 };
-
-// The owner has managed-dict values and the shared keys have not grown since
-// the fill found the name absent from them (the instance cannot shadow).
-void no_shadow_values(x86::Assembler &a, const Label &next)
-{
-    a.cmp(x86::qword_ptr(x86::rdi, layout::kManagedValuesOffset), 0);
-    a.je(next);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuard));
-    a.mov(x86::rax, x86::qword_ptr(x86::rax, kKeysNentries));
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
-    a.jne(next);
-}
 
 // One kind: cmp kind / jne <the following kind> / its guards / jmp outcome.
 template <class Check>
@@ -74,20 +53,11 @@ void kind(x86::Assembler &a, AttrKind k, Check check)
 void attribute_kinds(x86::Assembler &a, const Walk &w)
 {
     kind(a, kAttrInstanceValue, [&] {
-        a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedValuesOffset));
-        a.test(x86::rax, x86::rax);
-        a.jz(w.next);
-        a.mov(x86::r11, x86::qword_ptr(x86::rcx, kEntryIndex));
-        a.mov(x86::rax, x86::qword_ptr(x86::rax, x86::r11, 3));
-        a.test(x86::rax, x86::rax);
-        a.jz(w.next);
+        instance_value(a, w.next);
         a.jmp(w.attribute);
     });
     kind(a, kAttrSlot, [&] {
-        a.mov(x86::r11, x86::qword_ptr(x86::rcx, kEntryIndex));
-        a.mov(x86::rax, x86::qword_ptr(x86::rdi, x86::r11));
-        a.test(x86::rax, x86::rax);
-        a.jz(w.next);
+        slot_value(a, w.next);
         a.jmp(w.attribute);
     });
     kind(a, kAttrModule, [&] {
@@ -219,21 +189,11 @@ void emit_load_method(x86::Assembler &a)
     emit_attribute_outcome(a, w.attribute, x86::qword_ptr(x86::rsi, 8), true);
 }
 
-// LOAD_GLOBAL's guards, as visit_LOAD_GLOBAL emits them inline.
+// LOAD_GLOBAL's guards (rcx = the cache): the value as a new reference, or 0.
 void emit_load_global(x86::Assembler &a)
 {
     Label miss = a.newLabel();
-    a.mov(x86::rax, Emitter::frame_q(layout::kFrameGlobals));
-    a.mov(x86::rdx, x86::qword_ptr(x86::rax, kDictVersion));
-    a.cmp(x86::rdx, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, globals_version)));
-    a.jne(miss);
-    a.mov(x86::rax, Emitter::frame_q(layout::kFrameBuiltins));
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, builtins)));
-    a.jne(miss);
-    a.mov(x86::rdx, x86::qword_ptr(x86::rax, kDictVersion));
-    a.cmp(x86::rdx, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, builtins_version)));
-    a.jne(miss);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, value)));
+    global_value(a, miss);
     a.inc(x86::qword_ptr(x86::rax));
     a.ret();
     a.bind(miss);

@@ -1,11 +1,13 @@
-// Shared stubs for the inline-cache sites of code outside loops: one
+// Shared stubs for the inline-cache sites of long functions: one
 // process-wide copy of LOAD_ATTR's and LOAD_METHOD's cache lookup (every
 // entry, the kinds the guards of inline_cache.h prove with a few loads) and of
 // LOAD_GLOBAL's, which such a site calls instead of carrying its own copy of
 // the guards (~25 bytes instead of ~70-110). Code that runs once per call is
 // fetched from beyond the level-1 instruction cache every time, so its bytes
 // cost more than the call and return; a stub that every site shares stays in
-// the cache. Sites inside loops keep their inline paths (visit_names.cpp).
+// the cache. Short functions, called often enough to stay cached, keep their
+// inline paths (visit_names.cpp; Compiler::compact_site). The guards are
+// cache_guards.h's, as the inline paths'.
 #pragma once
 
 #include <cstdint>

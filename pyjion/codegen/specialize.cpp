@@ -49,7 +49,7 @@ bool is_bool_jump(int opcode);
 SiteTypes quickened_types(Compiler &c, bool binary_op)
 {
     int unit = c.current().index;
-    int op = _Py_OPCODE(reinterpret_cast<_Py_CODEUNIT *>(c.code()->co_code_adaptive)[unit]);
+    int op = c.quickened_opcode(unit);
     if (binary_op) {
         switch (op) {
         case BINARY_OP_ADD_INT: case BINARY_OP_SUBTRACT_INT: case BINARY_OP_MULTIPLY_INT:
@@ -90,7 +90,7 @@ SiteTypes quickened_types(Compiler &c, bool binary_op)
 SubscrPaths subscr_paths(Compiler &c)
 {
     int unit = c.current().index;
-    switch (_Py_OPCODE(reinterpret_cast<_Py_CODEUNIT *>(c.code()->co_code_adaptive)[unit])) {
+    switch (c.quickened_opcode(unit)) {
     case BINARY_SUBSCR: return {true, true};   // not quickened (eager mode)
     case BINARY_SUBSCR_LIST_INT: return {true, false};
     case BINARY_SUBSCR_TUPLE_INT: return {false, true};

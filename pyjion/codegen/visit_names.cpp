@@ -12,6 +12,7 @@
 #include "runtime.h"
 #include "runtime_names.h"
 #include "attr_cache.h"
+#include "cache_guards.h"
 #include "site_stubs.h"
 
 #include "internal/pycore_dict.h"          // PyDictKeysObject
@@ -63,29 +64,14 @@ void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
     PyObject *name = name_at(code(), ins.oparg >> 1, ins);
     GlobalCache *cache = new_site_data<GlobalCache>();
     Label miss = a.newLabel(), have = a.newLabel();
-    // Hit: same globals and builtins dicts, both unchanged since the fill.
-    // f_globals is always a dict (or a subclass: the struct is the same) and
-    // version tags are unique across dicts, so the tag alone identifies the
-    // globals; the builtins may be any mapping, so their identity is checked
-    // before their tag is read.
     em().load_address(x86::rcx, cache);
     if (const void *stub = !compact_site() ? nullptr : site_stubs::load_global()) {
-        // Outside loops: the same guards in the shared stub (site_stubs.h).
+        // A long function: the same guards in the shared stub (site_stubs.h).
         em().call(stub, "site_stubs::load_global");
         a.test(x86::rax, x86::rax);
         a.jz(miss);
     } else {
-        a.mov(x86::rax, Emitter::frame_q(layout::kFrameGlobals));
-        a.mov(x86::rdx, x86::qword_ptr(x86::rax, offsetof(PyDictObject, ma_version_tag)));
-        a.cmp(x86::rdx, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, globals_version)));
-        a.jne(miss);
-        a.mov(x86::rax, Emitter::frame_q(layout::kFrameBuiltins));
-        a.cmp(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, builtins)));
-        a.jne(miss);
-        a.mov(x86::rdx, x86::qword_ptr(x86::rax, offsetof(PyDictObject, ma_version_tag)));
-        a.cmp(x86::rdx, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, builtins_version)));
-        a.jne(miss);
-        a.mov(x86::rax, x86::qword_ptr(x86::rcx, offsetof(GlobalCache, value)));
+        guards::global_value(a, miss);
         em().incref(x86::rax);
     }
     em().out_of_line([&] {   // the miss: a lookup and a refill, rare once warm
@@ -169,16 +155,9 @@ void Compiler::visit_DELETE_GLOBAL(const Instr &ins)
 
 namespace {
 
+using namespace guards;   // the entry offsets and the kinds' guards (cache_guards.h)
+
 constexpr int32_t kObType = offsetof(PyObject, ob_type);
-constexpr int32_t kTypeVersion = offsetof(PyTypeObject, tp_version_tag);
-constexpr int32_t kKeysNentries = offsetof(PyDictKeysObject, dk_nentries);
-constexpr int32_t kEntryType = offsetof(AttrEntry, type);
-constexpr int32_t kEntryVersion = offsetof(AttrEntry, version);
-constexpr int32_t kEntryKind = offsetof(AttrEntry, kind);
-constexpr int32_t kEntryIndex = offsetof(AttrEntry, index);
-constexpr int32_t kEntryGuard = offsetof(AttrEntry, guard);
-constexpr int32_t kEntryGuardVersion = offsetof(AttrEntry, guard_version);
-constexpr int32_t kEntryValue = offsetof(AttrEntry, value);
 
 #define CALL_FN(e, fn) (e).call(reinterpret_cast<const void *>(&(fn)), #fn)
 
@@ -208,39 +187,6 @@ void emit_type_guard(x86::Assembler &a, const Label &fail)
     a.cmp(x86::edx, x86::dword_ptr(x86::rcx, kEntryVersion));
     a.jne(fail);
     a.mov(x86::edx, x86::dword_ptr(x86::rcx, kEntryKind));
-}
-
-// The owner has managed-dict values, and the shared keys have not grown since
-// the fill found the name absent from them: the instance cannot shadow.
-void emit_no_shadow_values(x86::Assembler &a, const Label &fail)
-{
-    a.cmp(x86::qword_ptr(x86::rdi, layout::kManagedValuesOffset), 0);
-    a.je(fail);
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuard));
-    a.mov(x86::rax, x86::qword_ptr(x86::rax, kKeysNentries));
-    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, kEntryGuardVersion));
-    a.jne(fail);
-}
-
-// rax = values->values[index], unless the values are gone or the slot is empty.
-void emit_instance_value(x86::Assembler &a, const Label &fail)
-{
-    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kManagedValuesOffset));
-    a.test(x86::rax, x86::rax);
-    a.jz(fail);
-    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
-    a.mov(x86::rax, x86::qword_ptr(x86::rax, x86::rdx, 3));
-    a.test(x86::rax, x86::rax);
-    a.jz(fail);
-}
-
-// rax = the __slots__ member at byte offset `index`, unless it is unset.
-void emit_slot_value(x86::Assembler &a, const Label &fail)
-{
-    a.mov(x86::rdx, x86::qword_ptr(x86::rcx, kEntryIndex));
-    a.mov(x86::rax, x86::qword_ptr(x86::rdi, x86::rdx));
-    a.test(x86::rax, x86::rax);
-    a.jz(fail);
 }
 
 // ---- one lookup over the table ----------------------------------------------------
@@ -345,7 +291,7 @@ void emit_probe_call(Emitter &em, AttrCache *cache, const x86::Mem &owner, bool 
     a.mov(x86::rdi, owner);
 }
 
-// A site outside loops: the shared stub (site_stubs.h) with rsi = the owner's
+// A site of a long function: the shared stub (site_stubs.h) with rsi = the owner's
 // slot and rdx = the cache; any status but kHit goes to `slow`.
 void emit_stub_call(Emitter &em, const void *stub, const char *name, AttrCache *cache, const x86::Mem &owner_slot,
                     const Label &slow)
@@ -358,15 +304,18 @@ void emit_stub_call(Emitter &em, const void *stub, const char *name, AttrCache *
     a.jnz(slow);
 }
 
-// Py_DECREF(rdi) with the deallocation out of line (it sets prev_instr first,
-// as __del__ may run), continuing at `done`.
+// _Py_Dealloc(rdi) with prev_instr set first (a __del__ may look), then `done`.
+void emit_dealloc_then(Emitter &em, int unit, const Label &done)
+{
+    em.set_prev_instr(unit);
+    CALL_FN(em, _Py_Dealloc);
+    em.as().jmp(done);
+}
+
+// Py_DECREF(rdi) with the deallocation out of line, continuing at `done`.
 void emit_decref_to(Emitter &em, int unit, const Label &done)
 {
-    Label dealloc = em.cold([unit, done](Emitter &e) {
-        e.set_prev_instr(unit);
-        CALL_FN(e, _Py_Dealloc);
-        e.as().jmp(done);
-    });
+    Label dealloc = em.cold([unit, done](Emitter &e) { emit_dealloc_then(e, unit, done); });
     em.as().dec(x86::qword_ptr(x86::rdi));
     em.as().jz(dealloc);
 }
@@ -393,7 +342,7 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
         e.as().jmp(done);
     });
     if (const void *stub = !compact_site() ? nullptr : site_stubs::load_attr()) {
-        // Outside loops: the shared stub; what it leaves (kinds it does not
+        // A long function: the shared stub; what it leaves (kinds it does not
         // check, misses, the owner's last reference) out of line.
         Label slow = em().cold([=](Emitter &e) {
             auto &a = e.as();
@@ -408,9 +357,7 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
             a.dec(x86::qword_ptr(x86::rdi));
             a.jnz(done);
             a.bind(dies);   // rdi = the owner
-            e.set_prev_instr(unit);
-            CALL_FN(e, _Py_Dealloc);
-            a.jmp(done);
+            emit_dealloc_then(e, unit, done);
         });
         emit_stub_call(em(), stub, "site_stubs::load_attr", cache, top(0), slow);
         a.bind(done);
@@ -423,7 +370,7 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
         e.as().jmp(hit);
     });
     // Inline: managed-dict values, then __slots__.
-    KindTable inline_cases = {{kAttrInstanceValue, emit_instance_value, hit}, {kAttrSlot, emit_slot_value, hit}};
+    KindTable inline_cases = {{kAttrInstanceValue, instance_value, hit}, {kAttrSlot, slot_value, hit}};
     emit_first_entry(em(), cache, top(0), inline_cases, probe, hit);
     a.bind(hit);
     em().incref(x86::rax);
@@ -463,7 +410,7 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
         a.jmp(done);
     });
     if (const void *stub = !compact_site() ? nullptr : site_stubs::load_method()) {
-        // Outside loops: the shared stub, as for LOAD_ATTR.
+        // A long function: the shared stub, as for LOAD_ATTR.
         Label slow = em().cold([=](Emitter &e) {
             auto &a = e.as();
             Label dies = a.newLabel();
@@ -479,9 +426,7 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
             a.mov(e.stack(d), x86::rdi);
             a.jmp(done);
             a.bind(dies);   // [NULL, attribute] made; rdi = the owner
-            e.set_prev_instr(unit);
-            CALL_FN(e, _Py_Dealloc);
-            a.jmp(done);
+            emit_dealloc_then(e, unit, done);
         });
         emit_stub_call(em(), stub, "site_stubs::load_method", cache, em().stack(d - 1), slow);
         a.bind(done);
@@ -500,7 +445,7 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
     });
     // Inline: builtin types and __slots__ classes, then managed-dict values.
     KindTable inline_cases = {{kAttrMethodNoDict, nullptr, method_value},
-                              {kAttrMethodValues, emit_no_shadow_values, method_value}};
+                              {kAttrMethodValues, no_shadow_values, method_value}};
     emit_first_entry(em(), cache, em().stack(d - 1), inline_cases, probe, method_value);
     a.bind(method_value);
     a.mov(x86::rax, x86::qword_ptr(x86::rcx, kEntryValue));

@@ -83,19 +83,12 @@ void Compiler::visit_PUSH_NULL(const Instr &)
 // [NULL, bound method, args] -> [function, self, args], as the interpreter's
 // PRECALL does; the call itself happens in CALL. PRECALL's stack effect is
 // -oparg (the arguments are counted as consumed here), CALL's is -1.
-// The opcode the interpreter quickened the instruction at `unit` to (the
-// unspecialised one if the code never ran interpreted).
-static int quickened(PyCodeObject *code, int unit)
-{
-    return _Py_OPCODE(reinterpret_cast<_Py_CODEUNIT *>(code->co_code_adaptive)[unit]);
-}
-
 void Compiler::visit_PRECALL(const Instr &ins)
 {
     auto &a = em_.as();
     int base = depth_ - ins.oparg - 2;
     int unit = ins.index;
-    if (compact_site() && quickened(code_, unit) == PRECALL_PYFUNC) {
+    if (compact_site() && quickened_opcode(unit) == PRECALL_PYFUNC) {
         // Only plain functions were called here: no bound method to unpack
         // inline (one that comes takes CALL's generic path, which calls it
         // as it is).
@@ -259,7 +252,7 @@ void Compiler::visit_CALL(const Instr &ins)
             a.bind(not_append);
         }
         int nargs = ins.oparg;
-        int precall_op = quickened(code_, precall);
+        int precall_op = quickened_opcode(precall);
         if (compact_site() && (precall_op == PRECALL_PYFUNC || precall_op == PRECALL_BOUND_METHOD)) {
             // Python functions were called here: the direct call (a call of
             // the shared stub) inline, the C-call cache out of line.
