@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import pyjion  # noqa: E402
 from jitcheck import *  # noqa: E402,F401,F403
-from jitcheck import SIZE_LIMIT, _restore, _snapshot, jit_off, max_instructions  # noqa: E402
+from jitcheck import SITE_FORMS, SIZE_LIMIT, _restore, _snapshot, jit_off, max_instructions, site_form  # noqa: E402
 
 
 @pytest.fixture
@@ -41,3 +41,12 @@ def size_limit():
     previous limit is restored afterwards. Yields the limit."""
     with max_instructions(SIZE_LIMIT) as limit:
         yield limit
+
+
+@pytest.fixture(params=SITE_FORMS)
+def each_site_form(request):
+    """The test once per form of inline-cache site: each site its own guards,
+    and sites calling the shared stubs (jitcheck.site_form). A module that
+    wants every test both ways says pytestmark = pytest.mark.usefixtures(...)."""
+    with site_form(request.param):
+        yield request.param

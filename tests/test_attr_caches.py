@@ -16,14 +16,10 @@ import types
 
 import pytest
 
-from jitcheck import SITE_FORMS, assert_compiled, jit_off, jit_on, norm, register_source, site_form
+from jitcheck import assert_compiled, jit_off, jit_on, norm, register_source, site_form
 
 
-@pytest.fixture(autouse=True, params=SITE_FORMS)
-def each_site_form(request):
-    """Every test with both forms of site: inline guards and the shared stubs."""
-    with site_form(request.param):
-        yield
+pytestmark = pytest.mark.usefixtures("each_site_form")   # every test with both forms of site
 
 
 def _outcome(f, args):

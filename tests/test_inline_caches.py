@@ -6,14 +6,8 @@ import builtins
 import pytest
 
 import pyjion
-from jitcheck import SITE_FORMS, site_form
 
-
-@pytest.fixture(autouse=True, params=SITE_FORMS)
-def each_site_form(request):
-    """Every test with both forms of LOAD_GLOBAL site: inline guards and the shared stub."""
-    with site_form(request.param):
-        yield
+pytestmark = pytest.mark.usefixtures("each_site_form")   # every test with both forms of site
 
 
 def make(src, name, globals_=None):
