@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.pyjion-deps
-SOURCES := $(wildcard pyjion/*.pyx pyjion/*.h pyjion/*.cpp pyjion/codegen/*.cpp pyjion/codegen/*.h pyjion/codegen/*.def pyjion/codegen/*.c pyjion/*.py) _pyjion_startup.py setup.py pyproject.toml
+SOURCES := $(wildcard pyjion/*.pyx pyjion/*.h pyjion/*.cpp pyjion/codegen/*.cpp pyjion/codegen/*.h pyjion/codegen/*/*.cpp pyjion/codegen/*/*.h pyjion/codegen/*/*.def pyjion/codegen/*/*.c pyjion/*.py) _pyjion_startup.py setup.py pyproject.toml
 
 .PHONY: setup build demo test unit-test smoke bench bench-check bench-whole bench-macro thirdparty fuzz regrtest refleak clean
 

@@ -1,7 +1,7 @@
 """Builds pyjion's two extensions.
 
 pyjion._eval     Cython: the PEP 523 hook, per-code records, the profiler clock.
-pyjion._codegen  pybind11 over pyjion/codegen/*.cpp: bytecode -> x86-64 with AsmJit.
+pyjion._codegen  pybind11 over pyjion/codegen/ (front, baseline, runtime, machine, cpython): bytecode -> x86-64 with AsmJit.
 
 AsmJit comes from Debian's source package, built once with -fPIC by
 tools/build_asmjit.sh into build/asmjit (ASMJIT_ROOT overrides). Both extensions
@@ -41,6 +41,11 @@ def python_link_args():
     return ["-L" + libdir, "-Wl,-rpath," + libdir, "-lpython" + version, "-Wl,-z,defs"]
 
 
+def codegen_files(pattern):
+    """pyjion/codegen's files matching `pattern`, its layers' folders included."""
+    return sorted(glob.glob("pyjion/codegen/" + pattern) + glob.glob("pyjion/codegen/*/" + pattern))
+
+
 def extensions():
     try:
         import pybind11
@@ -63,9 +68,10 @@ def extensions():
     )
     codegen_ext = Extension(
         "pyjion._codegen",
-        ["pyjion/_codegen.cpp"] + sorted(glob.glob("pyjion/codegen/*.cpp")) + sorted(glob.glob("pyjion/codegen/*.c")),
-        include_dirs=["pyjion", pybind11.get_include(), os.path.join(asmjit, "include")],
-        depends=glob.glob("pyjion/codegen/*.h") + glob.glob("pyjion/codegen/*.def") + glob.glob("pyjion/*.h"),
+        ["pyjion/_codegen.cpp"] + codegen_files("*.cpp") + codegen_files("*.c"),
+        # Sources name each other by layer: "front/bytecode.h", "runtime/runtime.h".
+        include_dirs=["pyjion", "pyjion/codegen", pybind11.get_include(), os.path.join(asmjit, "include")],
+        depends=codegen_files("*.h") + codegen_files("*.def") + glob.glob("pyjion/*.h"),
         # pybind11's default (internals version 4 before Python 3.12) keeps its
         # internals capsule in the builtins dict, where Python code sees it (a
         # deepcopy of an exec() namespace then meets an unpicklable PyCapsule);

@@ -3,14 +3,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "codegen/attr_cache.h"
-#include "codegen/bytecode.h"
-#include "codegen/code_heap.h"
-#include "codegen/compile.h"
-#include "codegen/size_stats.h"
+#include "runtime/attr_cache.h"
+#include "front/bytecode.h"
+#include "machine/code_heap.h"
+#include "compile.h"
+#include "machine/size_stats.h"
 #include "codegen_api.h"
-#include "codegen/direct_call.h"
-#include "codegen/perf_map.h"
+#include "runtime/direct_call.h"
+#include "machine/perf_map.h"
 
 namespace py = pybind11;
 using pyjion::CompileError;

@@ -36,7 +36,7 @@ typedef struct {
     int max_instructions;    /* larger code objects stay in the interpreter (0: no limit) */
     /* Code objects longer than this (code units, inline caches included) make
      * their inline-cache sites compact: calls of shared stubs
-     * (codegen/site_stubs.h). 0: every code object; -1: the default. */
+     * (codegen/baseline/site_stubs.h). 0: every code object; -1: the default. */
     int compact_above;
 } PyjionCompileOptions;
 
@@ -55,7 +55,7 @@ typedef struct {
 } PyjionCompileResult;
 
 /* What machine code needs to know of the hook to call compiled code directly
- * (codegen/direct_call.cpp); the hook keeps it up to date. */
+ * (codegen/runtime/direct_call.cpp); the hook keeps it up to date. */
 typedef struct {
     Py_ssize_t record_index;  /* code-extra index of the hook's records (-1: none yet) */
     /* The hook's frame evaluator. Direct calls are made only while it is the
@@ -83,7 +83,7 @@ typedef struct {
     int (*osr_header)(PyObject *owner, int unit, int *depth);
     /* A Python function's vectorcall that calls it as _PyFunction_Vectorcall
      * does, but pushes the frame itself and enters compiled code without
-     * _PyEval_Vector and the hook (codegen/direct_call.h). The hook gives it
+     * _PyEval_Vector and the hook (codegen/runtime/direct_call.h). The hook gives it
      * to the functions whose frames it sees: interpreted callers (CALL's
      * generic path while a PEP 523 function is installed) and C callers reach
      * them through it. */

@@ -1,6 +1,6 @@
 /* Everything the hook (_eval.pyx) needs from CPython 3.11's internal frame and
  * code layout, in one place, so a port to 3.12 changes this file (and
- * codegen/frame_layout.h) only. Included after Python.h. */
+ * codegen/cpython/frame_layout.h) only. Included after Python.h. */
 #ifndef PYJION_CPYTHON311_H
 #define PYJION_CPYTHON311_H
 

@@ -1,5 +1,5 @@
 """CALL sites that call C functions keep a one-entry cache of the callable and
-repeat the call the way 3.11's specialised CALL forms do (codegen/call_cache.cpp).
+repeat the call the way 3.11's specialised CALL forms do (codegen/runtime/call_cache.cpp).
 The cache is filled once the calling code is warm, so every test loops: the
 first iterations fill it, the later ones go through it. Each form, its fallback
 when the arguments do not fit, and a site whose callable changes must behave as

@@ -1,4 +1,4 @@
-"""The code heap (pyjion/codegen/code_heap.cpp): machine code lives in pages
+"""The code heap (pyjion/codegen/machine/code_heap.cpp): machine code lives in pages
 that are never writable and executable at once (W^X), and its memory follows
 the code objects: freed when they die, flat under churn."""
 import gc

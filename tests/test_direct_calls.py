@@ -1,4 +1,4 @@
-"""Compiled code calls compiled Python functions directly (codegen/direct_call.cpp:
+"""Compiled code calls compiled Python functions directly (codegen/runtime/direct_call.cpp:
 the callee's frame is pushed on the thread's data stack and its machine code
 entered without _PyEval_Vector). Every way a callee can be called, and every
 way its frame can outlive the call, must behave as on stock CPython."""

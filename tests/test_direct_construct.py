@@ -1,6 +1,6 @@
 """Calling a Python class whose instances come from object.__new__ and whose
 __init__ is a plain Python function: compiled code makes the instance and calls
-__init__ directly (codegen/direct_call.cpp, try_construct), without type_call
+__init__ directly (codegen/runtime/direct_call.cpp, try_construct), without type_call
 and slot_tp_init. Results, errors, tracebacks and recursion depth must be the
 interpreter's."""
 from jitcheck import differential

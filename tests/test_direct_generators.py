@@ -1,5 +1,5 @@
 """Compiled code makes and resumes compiled generators without the hook
-(codegen/direct_call.cpp): a call of a plain generator function builds the
+(codegen/runtime/direct_call.cpp): a call of a plain generator function builds the
 generator itself (make_generator: the argument binding, COPY_FREE_VARS,
 MAKE_CELL and RETURN_GENERATOR's work), and FOR_ITER enters the generator's
 machine code directly (gen_next: gen_iternext and gen_send_ex2's work).

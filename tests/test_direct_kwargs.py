@@ -1,6 +1,6 @@
 """Calls with keyword arguments, and calls of functions taking *args, **kwargs
 or keyword-only parameters, bind their arguments directly into the callee's
-frame (codegen/arg_binding.cpp, direct_call.cpp's try_call): the frame takes
+frame (codegen/runtime/arg_binding.cpp, direct_call.cpp's try_call): the frame takes
 the caller's references as stock 3.11's CALL does, so an argument the callee
 drops dies at the same moment (__del__ order), and calls whose arguments do
 not bind raise CPython's own TypeError with the same traceback."""

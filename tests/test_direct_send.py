@@ -1,5 +1,5 @@
 """SEND (`yield from`, `await`) resumes a compiled generator or coroutine by
-entering its machine code directly (codegen/direct_call.cpp, gen_send: the
+entering its machine code directly (codegen/runtime/direct_call.cpp, gen_send: the
 work of PyIter_Send and gen_send_ex2); any other receiver, and a generator
 that cannot run (running, finished, or just started and sent a value), goes
 through PyIter_Send. Values, return values, errors and their messages must be

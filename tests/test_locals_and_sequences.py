@@ -1,6 +1,6 @@
 """Differential tests of code that the compiler specialises on what it can
 prove or check cheaply: LOAD_FAST/STORE_FAST without NULL tests where a local
-is certainly bound (codegen/bound_locals.cpp), UNPACK_SEQUENCE of exact
+is certainly bound (codegen/front/bound_locals.cpp), UNPACK_SEQUENCE of exact
 tuples and lists, and list item assignment. Every case that leaves the fast
 path (unbound locals on some path, other sequence types and sizes, other
 indexes and containers) must raise or return exactly what the interpreter

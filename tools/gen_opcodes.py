@@ -1,9 +1,9 @@
-"""Writes pyjion/codegen/opcodes.def from the running CPython 3.11's dis module.
+"""Writes pyjion/codegen/front/opcodes.def from the running CPython 3.11's dis module.
 
 One X-macro line per opcode: OPCODE(NAME, number, inline cache entries, jump kind).
 The compiler declares one visitor per line and dispatches through the same
 list, so an opcode without a visitor is a build (link) error.
-Run: python tools/gen_opcodes.py > pyjion/codegen/opcodes.def
+Run: python tools/gen_opcodes.py > pyjion/codegen/front/opcodes.def
 """
 import dis
 import opcode

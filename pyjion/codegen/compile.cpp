@@ -2,10 +2,10 @@
 
 #include <cstdio>
 
-#include "../codegen_api.h"
-#include "code_heap.h"
-#include "perf_map.h"
-#include "size_stats.h"
+#include "codegen_api.h"
+#include "machine/code_heap.h"
+#include "machine/perf_map.h"
+#include "machine/size_stats.h"
 
 namespace pyjion {
 

@@ -3,8 +3,8 @@
 
 #include <memory>
 
-#include "code_alloc.h"
-#include "compiler.h"
+#include "machine/code_alloc.h"
+#include "baseline/compiler.h"
 
 namespace pyjion {
 

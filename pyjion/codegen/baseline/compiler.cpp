@@ -1,0 +1,754 @@
+#include "baseline/compiler.h"
+
+#include <algorithm>
+
+#include "codegen_api.h"
+#include "front/opcodes.h"
+#include "cpython/interp_state.h"
+#include "runtime/runtime.h"
+#include "runtime/runtime_slots.h"
+#include "baseline/specialize.h"
+
+namespace pyjion {
+
+using namespace asmjit;
+
+namespace {
+const char kNoWhere[] = "";   // _Py_CheckRecursiveCall's "where" suffix, as the interpreter passes it
+}  // namespace
+
+constexpr int kOpCall = CALL;   // (the opcode; the macro below takes its name)
+#define CALL(fn) PYJ_CALL(*this, fn)
+
+Compiler::Compiler(PyCodeObject *code, CodeHolder &holder, const CompileOptions &options)
+    : code_(code), options_(options), bytecode_(code), bound_(bytecode_, code), em_(holder, code->co_nlocalsplus)
+{
+}
+
+void Compiler::compile()
+{
+    int count = static_cast<int>(bytecode_.instrs().size());
+    if (options_.max_instructions > 0 && count > options_.max_instructions) {
+        throw CompileError{PYJION_RESULT_TOO_LARGE, "code object too large: " + std::to_string(count) +
+                                                        " instructions (limit " +
+                                                        std::to_string(options_.max_instructions) + ")"};
+    }
+    auto &a = em_.as();
+    const auto &instrs = bytecode_.instrs();
+    labels_.clear();
+    for (size_t k = 0; k < instrs.size(); k++) labels_.push_back(a.newLabel());
+    exit_return_ = a.newLabel();
+    exit_error_ = a.newLabel();
+    exit_unlinked_ = a.newLabel();
+    exit_suspend_ = a.newLabel();
+    exit_restore_ = a.newLabel();
+
+    warmup_ = new_site_data<uint64_t>();
+    // Compiled after the interpreter ran it: carry its warm-up count over
+    // (co_warmup counts up from -kWarmupDelay to 0).
+    *warmup_ = static_cast<uint64_t>(std::max<int>(0, static_cast<int>(kWarmupDelay) + code_->co_warmup));
+    find_loops();
+    compact_ = Py_SIZE(code_) > options_.compact_above;
+    emit_prologue();
+    for (size_t k = 0; k < instrs.size(); k++) {
+        const Instr &ins = instrs[k];
+        a.bind(labels_[k]);
+        boundaries_.push_back(BoundaryMark{ins.offset(), ins.opcode, ins.oparg, labels_[k]});
+        if (a.logger() != nullptr) comment_boundary(ins);
+        if (ins.depth < 0) continue;   // unreachable: nothing to emit
+        cur_ = &ins;
+        depth_ = ins.depth;
+        if (options_.debug) {
+            em_.set_prev_instr(ins.index);
+            a.lea(x86::rdi, Emitter::frame_address());
+            a.mov(x86::esi, depth_);
+            a.mov(x86::edx, ins.index);
+            CALL(rt::pyj_rt_debug_check_stack);
+        }
+        if (needs_tracing_check(k)) emit_tracing_check(ins);
+        fused_next_ = false;
+        em_.begin_instr(ins.opcode);
+        dispatch(ins);
+        em_.end_instr();
+        const Instr *last = &ins;
+        if (fused_next_) {
+            // The visitor also implemented the next instruction (e.g. COMPARE_OP + POP_JUMP).
+            last = &instrs[++k];
+            a.bind(labels_[k]);
+            boundaries_.push_back(BoundaryMark{last->offset(), last->opcode, last->oparg, labels_[k]});
+            if (a.logger() != nullptr) comment_boundary(*last);
+        }
+        if (!ends_block(last->opcode)) {
+            int expected = last->depth + stack_effect(last->opcode, last->oparg, false);
+            if (depth_ != expected) {
+                throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
+                                   std::string("modelled stack depth ") + std::to_string(depth_) + " != " +
+                                       std::to_string(expected) + " after " + opcode_name(last->opcode) +
+                                       " at offset " + std::to_string(last->offset())};
+            }
+        }
+    }
+    // Falling off the end cannot happen in valid bytecode; trap if it does.
+    a.ud2();
+    emit_osr_entry();
+    emit_epilogue();
+    em_.emit_cold();
+}
+
+// The listing's line at a bytecode boundary (only with config(dump_asm=...)).
+void Compiler::comment_boundary(const Instr &ins)
+{
+    em_.as().commentf("; ---- offset %d: %s %d (stack depth %d)%s at +0x%zx", ins.offset(), opcode_name(ins.opcode),
+                      ins.oparg, ins.depth, ins.depth < 0 ? " unreachable" : "", em_.as().offset());
+}
+
+// Where compiled code checks whether tracing was switched on (sys.settrace,
+// sys.setprofile) and hands the frame to the interpreter, so that the tracer
+// sees what it sees on stock CPython: where a line event can be due (jump
+// targets, and the first instruction of each line after an instruction that
+// may have run Python code), before a return or yield (their events), and
+// right after a call (where a debugger or profiler is usually started: the
+// rest of that line then runs traced too, its opcode and C-call events
+// included). Inside a line after any other instruction that runs Python code
+// (a property, an operator's dunder) there is none: the interpreter would
+// emit nothing there but opcode events (f_trace_opcodes) and C-call events
+// before the line's end, and the frame is handed over at the next line.
+bool Compiler::needs_tracing_check(size_t k) const
+{
+    const Instr &ins = bytecode_.instrs()[k];
+    if (bytecode_.is_jump_target(ins.start) || ins.opcode == RETURN_VALUE || ins.opcode == YIELD_VALUE) return true;
+    if (k == 0) return false;
+    int prev = bytecode_.instrs()[k - 1].opcode;
+    if (!may_start_tracing(prev)) return false;
+    return prev == kOpCall || prev == CALL_FUNCTION_EX || bytecode_.starts_line(ins.index);
+}
+
+// Instructions that never run Python code (so cannot turn tracing on), apart
+// from a deallocation's __del__.
+bool Compiler::may_start_tracing(int opcode)
+{
+    switch (opcode) {
+    case NOP: case CACHE: case LOAD_FAST: case LOAD_CONST: case STORE_FAST: case POP_TOP:
+    case COPY: case SWAP: case PUSH_NULL: case LOAD_CLOSURE: case LOAD_DEREF: case STORE_DEREF:
+    case JUMP_FORWARD: case JUMP_BACKWARD_NO_INTERRUPT: case POP_JUMP_FORWARD_IF_NONE:
+    case POP_JUMP_FORWARD_IF_NOT_NONE: case POP_JUMP_BACKWARD_IF_NONE: case POP_JUMP_BACKWARD_IF_NOT_NONE:
+    case KW_NAMES: case PRECALL: case MAKE_CELL: case COPY_FREE_VARS:
+    // These check on their generic (slow) path only (a slot helper's status,
+    // see slot_call), so the int/float/list/tuple fast paths pay nothing.
+    case BINARY_OP: case COMPARE_OP: case BINARY_SUBSCR:
+        return false;
+    default:
+        return true;
+    }
+}
+
+// sys.settrace()/setprofile() turned on while this frame runs compiled: hand
+// the frame to the interpreter at this instruction boundary (all its state is
+// in the frame: locals, the value stack up to stacktop, prev_instr), so the
+// tracer sees the rest of it exactly as on stock CPython.
+void Compiler::emit_tracing_check(const Instr &ins) { emit_tracing_check_at(ins.start, ins.depth); }
+
+// The same check where execution is about to go on at code unit `start` with
+// `depth` values on the stack.
+void Compiler::emit_tracing_check_at(int start, int depth)
+{
+    auto &a = em_.as();
+    Label deopt = tracing_exit(start, depth);
+    a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+    a.cmp(x86::byte_ptr(x86::rax, layout::kCFrameUseTracing), 0);
+    a.jne(deopt);
+}
+
+// Where to jump once tracing is found on, to go on at `start` with `depth`
+// values on the stack in the interpreter: a stub of its own that says where,
+// then the shared hand-off.
+Label Compiler::tracing_exit(int start, int depth)
+{
+    if (!tracing_handoff_.isValid()) {
+        tracing_handoff_ = em_.cold([this](Emitter &e) {
+            auto &a = e.as();
+            a.mov(Emitter::frame_q(layout::kFramePrevInstr), x86::rax);
+            a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
+            a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+            a.mov(x86::rax, Emitter::frame_q(layout::kFramePrevious));
+            a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
+            a.mov(x86::rdi, Emitter::tstate);
+            a.lea(x86::rsi, Emitter::frame_address());
+            a.xor_(x86::edx, x86::edx);
+            CALL(rt::pyj_rt_interpret);
+            a.mov(x86::r14, x86::rax);
+            a.jmp(exit_restore_);
+        });
+    }
+    return em_.cold([this, depth, start](Emitter &e) {
+        auto &a = e.as();
+        a.mov(Emitter::frame_d(layout::kFrameStackTop), code_->co_nlocalsplus + depth);
+        a.lea(x86::rax, x86::ptr(Emitter::first_instr, (start - 1) * 2));   // it goes on at prev_instr + 1
+        a.jmp(tracing_handoff_);
+    });
+}
+
+void Compiler::dispatch(const Instr &ins)
+{
+    switch (ins.opcode) {
+#define OPCODE(name, num, caches, jump) \
+    case num: visit_##name(ins); break;
+#include "front/opcodes.def"
+#undef OPCODE
+    default:
+        throw CompileError{PYJION_RESULT_UNSUPPORTED_OPCODE,
+                           "unknown opcode " + std::to_string(ins.opcode) + " at offset " +
+                               std::to_string(ins.offset())};
+    }
+}
+
+void Compiler::unsupported(const Instr &ins)
+{
+    throw CompileError{PYJION_RESULT_UNSUPPORTED_OPCODE, std::string("unsupported opcode ") +
+                                                             opcode_name(ins.opcode) + " at offset " +
+                                                             std::to_string(ins.offset())};
+}
+
+// ---- frame entry and exit ----------------------------------------------------
+
+void Compiler::emit_prologue()
+{
+    emit_frame_entry();
+    if (code_->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) emit_resume_dispatch();
+}
+
+// What every entry does before the first instruction it runs: save registers,
+// link the frame, count a recursion level. edx (throwflag, or the OSR entry's
+// header unit) is kept in r15d.
+void Compiler::emit_frame_entry()
+{
+    auto &a = em_.as();
+    a.push(x86::rbp);
+    a.mov(x86::rbp, x86::rsp);
+    a.push(x86::rbx);
+    a.push(x86::r12);
+    a.push(x86::r13);
+    a.push(x86::r14);
+    a.push(x86::r15);
+    a.sub(x86::rsp, 8);   // keep rsp 16-byte aligned at calls
+    a.mov(Emitter::tstate, x86::rdi);
+    a.lea(Emitter::frame, x86::ptr(x86::rsi, Emitter::kFrameBias));   // see Emitter::frame_q
+    a.mov(x86::r15d, x86::edx);
+    em_.load_address(Emitter::first_instr, _PyCode_CODE(code_));
+
+    // Link the frame in as the thread's current frame, as the interpreter does,
+    // so tracebacks, sys._getframe() and PyEval_GetFrame() see it.
+    a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame));
+    a.mov(Emitter::frame_q(layout::kFramePrevious), x86::rax);
+    a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rsi);   // the frame's address
+    a.mov(Emitter::frame_b(layout::kFrameIsEntry), 1);
+
+    // Recursion limit: if (ts->recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, "")) fail.
+    // On failure _Py_CheckRecursiveCall has already undone the decrement.
+    Label resume = a.newLabel();
+    a.mov(x86::eax, x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
+    a.lea(x86::ecx, x86::ptr(x86::rax, -1));
+    a.mov(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining), x86::ecx);
+    a.test(x86::eax, x86::eax);
+    Label slow = em_.cold([this, resume](Emitter &e) {
+        auto &a = e.as();
+        a.mov(x86::rdi, Emitter::tstate);
+        e.load_address(x86::rsi, kNoWhere);
+        CALL(_Py_CheckRecursiveCall);
+        a.test(x86::eax, x86::eax);
+        a.jz(resume);
+        a.xor_(x86::r14d, x86::r14d);
+        a.jmp(exit_unlinked_);   // the frame's values stay as they came in
+    });
+    a.jle(slow);
+    a.bind(resume);
+    // While running, values on the stack are not visible to the GC (as in ceval.c).
+    a.mov(Emitter::frame_d(layout::kFrameStackTop), -1);
+}
+
+// The loops an interpreted frame can move into machine code at: targets of
+// backward jumps (the interpreter checks its eval breaker there, where the
+// hook's sampler gets control). Generators are resumed through the hook, so
+// they never need it.
+void Compiler::find_loops()
+{
+    loops_.clear();
+    if (code_->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) return;
+    for (const Instr &ins : bytecode_.instrs()) {
+        if (ins.depth < 0 || opcode_jump_kind(ins.opcode) != REL_BACKWARD) continue;
+        int k = bytecode_.instr_at(ins.target);
+        if (k < 0 || bytecode_.instrs()[k].depth < 0) continue;
+        auto same = std::find_if(loops_.begin(), loops_.end(),
+                                 [&](const LoopHeader &l) { return l.header == ins.target; });
+        if (same != loops_.end()) {
+            same->end = std::max(same->end, ins.index);
+        } else {
+            loops_.push_back(LoopHeader{ins.target, ins.index, bytecode_.instrs()[k].depth});
+        }
+    }
+}
+
+// The OSR entry (PyjionCompileResult.osr_entry): the frame's locals and value
+// stack are as the interpreter left them at the loop header in edx; the
+// machine code goes on from that header's label.
+void Compiler::emit_osr_entry()
+{
+    if (loops_.empty()) return;
+    auto &a = em_.as();
+    osr_entry_ = a.newLabel();
+    a.align(AlignMode::kCode, 16);
+    a.bind(osr_entry_);
+    emit_frame_entry();
+    for (const LoopHeader &loop : loops_) {
+        a.cmp(x86::r15d, loop.header);
+        a.je(labels_[bytecode_.instr_at(loop.header)]);
+    }
+    a.lea(x86::rdi, Emitter::frame_address());
+    CALL(rt::pyj_rt_bad_resume);
+    a.jmp(exit_error_);
+}
+
+// A generator frame is (re)entered after its RETURN_GENERATOR or a YIELD_VALUE:
+// prev_instr says which, and the sent value is already on the value stack.
+// gen.throw() into a `yield from` that ends also resumes just before a SEND's
+// target (genobject.c backs prev_instr up there). With throwflag set, the
+// pending exception is raised at that point instead.
+// (The call that creates the generator always runs in the interpreter.)
+void Compiler::emit_resume_dispatch()
+{
+    auto &a = em_.as();
+    const auto &instrs = bytecode_.instrs();
+    std::vector<int> resume_units;   // prev_instr values; execution goes on at unit + 1
+    for (const Instr &ins : instrs) {
+        if (ins.depth < 0) continue;
+        if (ins.opcode == RETURN_GENERATOR || ins.opcode == YIELD_VALUE) resume_units.push_back(ins.index);
+        if (ins.opcode == SEND) resume_units.push_back(ins.target - 1);
+    }
+    a.mov(x86::rax, Emitter::frame_q(layout::kFramePrevInstr));
+    a.sub(x86::rax, Emitter::first_instr);
+    a.sar(x86::rax, 1);
+    for (int unit : resume_units) {
+        int k = bytecode_.instr_at(unit + 1);
+        if (k < 0 || instrs[k].depth < 0) continue;
+        Label other = a.newLabel();
+        a.cmp(x86::rax, unit);
+        a.jne(other);
+        a.test(x86::r15d, x86::r15d);
+        a.jnz(error_exit_at(unit, instrs[k].depth, Raise::Error, unit, false));
+        a.jmp(labels_[k]);
+        a.bind(other);
+    }
+    a.lea(x86::rdi, Emitter::frame_address());
+    CALL(rt::pyj_rt_bad_resume);
+    a.jmp(exit_error_);
+}
+
+void Compiler::emit_epilogue()
+{
+    auto &a = em_.as();
+    a.bind(exit_error_);
+    a.xor_(x86::r14d, x86::r14d);
+    a.bind(exit_return_);   // r14: the result, or NULL with an exception set
+    // Empty value stack: the caller's frame clearing releases exactly the locals.
+    a.mov(Emitter::frame_d(layout::kFrameStackTop), code_->co_nlocalsplus);
+    a.bind(exit_suspend_);   // a yield has set stacktop to the values it keeps
+    a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
+    a.bind(exit_unlinked_);
+    a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+    a.mov(x86::rax, Emitter::frame_q(layout::kFramePrevious));
+    a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
+    a.bind(exit_restore_);
+    a.mov(x86::rax, x86::r14);
+    a.add(x86::rsp, 8);
+    a.pop(x86::r15);
+    a.pop(x86::r14);
+    a.pop(x86::r13);
+    a.pop(x86::r12);
+    a.pop(x86::rbx);
+    a.pop(x86::rbp);
+    a.ret();
+}
+
+// ---- shared pieces -------------------------------------------------------------
+
+Label Compiler::error_exit(int depth, Raise how) { return error_exit_at(cur_->index, depth, how); }
+
+// The exception handling of one failing point, out of line: add this frame to
+// the traceback (unless re-raising), then either unwind the value stack to the
+// handler that co_exceptiontable names for `lookup_unit` and jump there, or
+// drop the whole stack and leave the frame with NULL.
+Label Compiler::error_exit_at(int unit, int depth, Raise how, int lookup_unit, bool set_prev)
+{
+    if (lookup_unit < 0) lookup_unit = unit;
+    const ExceptionEntry *entry = bytecode_.exceptions().find(lookup_unit);
+    Label handler;
+    if (entry != nullptr) {
+        int k = bytecode_.instr_at(entry->handler);
+        if (k < 0 || bytecode_.instrs()[k].depth != entry->level + (entry->lasti ? 1 : 0) + 1) {
+            throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
+                               "exception handler depth mismatch for offset " + std::to_string(unit * 2)};
+        }
+        if (depth < entry->level) {
+            throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
+                               "stack below the handler's level at offset " + std::to_string(unit * 2)};
+        }
+        handler = labels_[k];
+    }
+    bool add_traceback = how == Raise::Error;
+    return em_.cold([this, unit, depth, add_traceback, entry, handler, set_prev](Emitter &e) {
+        auto &a = e.as();
+        if (set_prev) e.set_prev_instr(unit);
+        a.mov(x86::rdi, Emitter::tstate);
+        a.lea(x86::rsi, Emitter::frame_address());
+        a.mov(x86::edx, depth);
+        a.mov(x86::ecx, add_traceback ? 1 : 0);
+        if (entry == nullptr) {
+            CALL(rt::pyj_rt_error_exit);
+            a.jmp(exit_error_);
+            return;
+        }
+        a.mov(x86::r8d, entry->level);
+        a.mov(x86::r9d, entry->lasti ? 1 : 0);
+        CALL(rt::pyj_rt_unwind_to_handler);
+        a.test(x86::eax, x86::eax);
+        a.jnz(exit_error_);
+        a.jmp(handler);
+    });
+}
+
+void Compiler::jump_if_error_zero(const x86::Gp &result, int depth)
+{
+    em_.as().test(result, result);
+    em_.as().jz(error_exit(depth));
+}
+
+void Compiler::jump_if_error_negative(const x86::Gp &status, int depth)
+{
+    em_.as().test(status, status);
+    em_.as().js(error_exit(depth));
+}
+
+void Compiler::eval_breaker_check() { eval_breaker_check(cur_->index, cur_->index); }
+
+// `unit`: the instruction prev_instr names (tracebacks); `lookup_unit`: where
+// ceval looks for a handler (after a backward jump: the target - 1).
+void Compiler::eval_breaker_check(int unit, int lookup_unit)
+{
+    auto &a = em_.as();
+    Label back = a.newLabel();
+    int depth = depth_;
+    Label pending = em_.cold([this, back, unit, lookup_unit, depth](Emitter &e) {
+        auto &a = e.as();
+        e.set_prev_instr(unit);
+        a.mov(x86::rdi, Emitter::tstate);
+        CALL(rt::pyj_rt_eval_breaker);
+        a.test(x86::eax, x86::eax);
+        a.jnz(error_exit_at(unit, depth, Raise::Error, lookup_unit));
+        a.jmp(back);
+    });
+    em_.load_address(x86::rax, pyj_eval_breaker_address());
+    a.cmp(x86::dword_ptr(x86::rax), 0);
+    a.jne(pending);
+    a.bind(back);
+}
+
+Label Compiler::label_for(int target_unit)
+{
+    int k = bytecode_.instr_at(target_unit);
+    const Instr &target = bytecode_.instrs()[k];
+    if (target.depth != depth_) {
+        throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
+                           "jump from offset " + std::to_string(cur_->offset()) + " with stack depth " +
+                               std::to_string(depth_) + " to a target expecting " + std::to_string(target.depth)};
+    }
+    return labels_[k];
+}
+
+void Compiler::jump_to(int target_unit) { jump_to(target_unit, *cur_); }
+
+void Compiler::jump_to(int target_unit, const Instr &jump)
+{
+    if (opcode_jump_kind(jump.opcode) == REL_BACKWARD && jump.opcode != JUMP_BACKWARD_NO_INTERRUPT) {
+        eval_breaker_check(jump.index, target_unit - 1);
+    }
+    em_.as().jmp(label_for(target_unit));
+}
+
+// After a `test`: jump to `target_unit` if the tested value is non-zero
+// (`when_nonzero`) or zero, else go on at `fallthrough` (an invalid label:
+// the code that follows). A forward jump needs no eval-breaker check, so it
+// is a single conditional jump to the target.
+void Compiler::jump_if_flags(bool when_nonzero, int target_unit, const Instr &jump, const Label &fallthrough)
+{
+    auto &a = em_.as();
+    if (opcode_jump_kind(jump.opcode) != REL_BACKWARD) {
+        if (when_nonzero) a.jnz(label_for(target_unit)); else a.jz(label_for(target_unit));
+        if (fallthrough.isValid()) a.jmp(fallthrough);
+        return;
+    }
+    Label skip = fallthrough.isValid() ? fallthrough : a.newLabel();
+    if (when_nonzero) a.jz(skip); else a.jnz(skip);
+    jump_to(target_unit, jump);
+    if (!fallthrough.isValid()) a.bind(skip);
+}
+
+const Instr *Compiler::concat_store() const
+{
+    int k = bytecode_.instr_at(cur_->start);
+    if (concat_target(bytecode_, k) < 0) return nullptr;
+    const Instr *store = &bytecode_.instrs()[k + 1];
+    return bytecode_.instr_at(store->next) >= 0 ? store : nullptr;
+}
+
+const Instr *Compiler::fusable_next() const
+{
+    const auto &instrs = bytecode_.instrs();
+    int k = bytecode_.instr_at(cur_->start) + 1;
+    if (k >= (int)instrs.size() || bytecode_.is_jump_target(instrs[k].start)) return nullptr;
+    return &instrs[k];
+}
+
+// ---- opcodes the baseline compiler handles ----------------------------------------
+
+void Compiler::visit_CACHE(const Instr &) {}
+void Compiler::visit_NOP(const Instr &) {}
+
+void Compiler::visit_RESUME(const Instr &ins)
+{
+    emit_warmup_tick();
+    if (ins.oparg < 2) eval_breaker_check();
+}
+
+void Compiler::emit_warmup_tick()
+{
+    auto &a = em_.as();
+    Label warm = a.newLabel();
+    em_.load_address(x86::rcx, warmup_);
+    a.cmp(x86::qword_ptr(x86::rcx), kWarmupDelay);
+    a.jae(warm);
+    a.inc(x86::qword_ptr(x86::rcx));
+    a.bind(warm);
+}
+
+void Compiler::emit_load_warm(const x86::Gp &dst32)
+{
+    auto &a = em_.as();
+    em_.load_address(x86::rcx, warmup_);
+    a.xor_(dst32, dst32);
+    a.cmp(x86::qword_ptr(x86::rcx), kWarmupDelay);
+    a.setae(dst32.r8());
+}
+
+void Compiler::visit_LOAD_FAST(const Instr &ins)
+{
+    auto &a = em_.as();
+    int depth = depth_;
+    int index = ins.oparg;
+    int unit = ins.index;
+    a.mov(x86::rax, em_.local(index));
+    if (!bound_.certain(bytecode_.instr_at(ins.start), index)) {
+        Label unbound = em_.cold([this, index, depth, unit](Emitter &e) {
+            e.set_prev_instr(unit);
+            e.as().lea(x86::rdi, Emitter::frame_address());
+            e.as().mov(x86::esi, index);
+            CALL(rt::pyj_rt_unbound_local);
+            e.as().jmp(error_exit_at(unit, depth));
+        });
+        a.test(x86::rax, x86::rax);
+        a.jz(unbound);
+    }
+    em_.incref(x86::rax);
+    push(x86::rax);
+}
+
+void Compiler::visit_STORE_FAST(const Instr &ins)
+{
+    auto &a = em_.as();
+    pop_to(x86::rax);
+    a.mov(x86::rdi, em_.local(ins.oparg));
+    a.mov(em_.local(ins.oparg), x86::rax);
+    // (the old value's __del__ may look at this frame: prev_instr on that path)
+    if (bound_.certain(bytecode_.instr_at(ins.start), ins.oparg)) {
+        em_.decref(x86::rdi, ins.index);
+    } else {
+        em_.xdecref(x86::rdi, ins.index);
+    }
+}
+
+void Compiler::visit_LOAD_CONST(const Instr &ins)
+{
+    PyObject *value = PyTuple_GET_ITEM(code_->co_consts, ins.oparg);   // kept alive by the code object
+    em_.load_address(x86::rax, value);
+    em_.incref(x86::rax);
+    push(x86::rax);
+}
+
+void Compiler::visit_POP_TOP(const Instr &ins)
+{
+    pop_to(x86::rdi);
+    em_.decref(x86::rdi, ins.index);
+}
+
+// A slot helper (codegen/runtime/runtime_slots.h) for the current instruction:
+// fn(sp = the deepest of `inputs` operands, tstate[, edx set by the caller])
+// leaves one result in place of the operands. Status 0 goes on; the rare
+// others leave out of line: < 0 to the error exit, > 0 (tracing switched on)
+// to the interpreter at the next instruction.
+void Compiler::slot_call(int inputs, const void *fn, const char *name, bool set_prev)
+{
+    auto &a = em_.as();
+    if (set_prev) set_prev_instr();
+    a.lea(x86::rdi, em_.stack(depth_ - inputs));
+    a.mov(x86::rsi, Emitter::tstate);
+    em_.call(fn, name);
+    int depth = depth_ - inputs;
+    // A deferred stub, not out_of_line(): a site that is itself out of line
+    // would otherwise fall through into it.
+    Label error = error_exit(depth), tracing = tracing_exit(cur_->next, depth + 1);
+    Label not_zero = em_.cold([error, tracing](Emitter &e) {
+        e.as().js(error);
+        e.as().jmp(tracing);
+    });
+    a.test(x86::eax, x86::eax);
+    a.jnz(not_zero);
+    drop(inputs);
+    grow(1);
+}
+
+void Compiler::visit_BINARY_OP(const Instr &ins)
+{
+    if (ins.oparg < 0 || ins.oparg > NB_INPLACE_XOR) unsupported(ins);
+    emit_binary_op(*this, ins.oparg);
+}
+
+void Compiler::visit_COMPARE_OP(const Instr &ins)
+{
+    if (ins.oparg < Py_LT || ins.oparg > Py_GE) unsupported(ins);
+    emit_compare_op(*this, ins.oparg);
+}
+
+// POP_JUMP_{FORWARD,BACKWARD}_IF_{TRUE,FALSE}: True/False are tested by
+// identity, anything else through PyObject_IsTrue, as the interpreter does.
+void Compiler::pop_jump_if_bool(const Instr &ins, bool jump_when_true)
+{
+    auto &a = em_.as();
+    Label not_true = a.newLabel(), slow = a.newLabel();
+    Label take = a.newLabel(), skip = a.newLabel();
+    pop_to(x86::rdi);
+    em_.load_address(x86::rax, Py_True);
+    a.cmp(x86::rdi, x86::rax);
+    a.jne(not_true);
+    em_.decref_no_dealloc(x86::rdi);
+    a.jmp(jump_when_true ? take : skip);
+    a.bind(not_true);
+    em_.load_address(x86::rax, Py_False);
+    a.cmp(x86::rdi, x86::rax);
+    a.jne(slow);
+    em_.decref_no_dealloc(x86::rdi);
+    if (jump_when_true) a.jmp(skip);   // else fall through to the jump
+
+    em_.out_of_line([&] {   // anything else: its truth, then it is released
+        a.bind(slow);
+        em_.set_prev_instr(ins.index);
+        CALL(slots::truth_consume);
+        a.test(x86::eax, x86::eax);
+        a.js(error_exit(depth_));
+        if (jump_when_true) a.jnz(take); else a.jz(take);
+        a.jmp(skip);
+    });
+
+    a.bind(take);
+    jump_to(ins.target);
+    a.bind(skip);
+}
+
+void Compiler::pop_jump_if_none(const Instr &ins, bool jump_when_none)
+{
+    auto &a = em_.as();
+    Label is_none = a.newLabel(), skip = a.newLabel(), take = a.newLabel();
+    pop_to(x86::rdi);
+    em_.load_address(x86::rax, Py_None);
+    a.cmp(x86::rdi, x86::rax);
+    a.je(is_none);
+    em_.set_prev_instr(ins.index);
+    em_.decref(x86::rdi);
+    a.jmp(jump_when_none ? skip : take);
+    a.bind(is_none);
+    em_.decref_no_dealloc(x86::rdi);
+    if (!jump_when_none) a.jmp(skip);
+    a.bind(take);
+    jump_to(ins.target);
+    a.bind(skip);
+}
+
+// JUMP_IF_{TRUE,FALSE}_OR_POP: jump keeping the value, or pop it and go on.
+void Compiler::jump_or_pop(const Instr &ins, bool jump_when_true)
+{
+    auto &a = em_.as();
+    Label is_true = a.newLabel(), slow = a.newLabel(), take = a.newLabel(), pop_on = a.newLabel(),
+          done = a.newLabel();
+    a.mov(x86::rdi, top(0));
+    em_.load_address(x86::rax, Py_True);
+    a.cmp(x86::rdi, x86::rax);
+    a.je(is_true);
+    em_.load_address(x86::rax, Py_False);
+    a.cmp(x86::rdi, x86::rax);
+    a.jne(slow);
+    a.jmp(jump_when_true ? pop_on : take);
+    a.bind(is_true);
+    a.jmp(jump_when_true ? take : pop_on);
+
+    em_.out_of_line([&] {
+        a.bind(slow);
+        em_.set_prev_instr(ins.index);
+        CALL(PyObject_IsTrue);
+        a.test(x86::eax, x86::eax);
+        a.js(error_exit(depth_));
+        if (jump_when_true) a.jnz(take); else a.jz(take);
+        a.jmp(pop_on);
+    });
+
+    a.bind(pop_on);
+    a.mov(x86::rdi, top(0));
+    em_.set_prev_instr(ins.index);
+    em_.decref(x86::rdi);
+    a.jmp(done);
+
+    a.bind(take);
+    jump_to(ins.target);   // the value stays on the stack
+    a.bind(done);
+    depth_--;
+}
+
+void Compiler::visit_POP_JUMP_FORWARD_IF_FALSE(const Instr &ins) { pop_jump_if_bool(ins, false); }
+void Compiler::visit_POP_JUMP_FORWARD_IF_TRUE(const Instr &ins) { pop_jump_if_bool(ins, true); }
+void Compiler::visit_POP_JUMP_BACKWARD_IF_FALSE(const Instr &ins) { pop_jump_if_bool(ins, false); }
+void Compiler::visit_POP_JUMP_BACKWARD_IF_TRUE(const Instr &ins) { pop_jump_if_bool(ins, true); }
+void Compiler::visit_POP_JUMP_FORWARD_IF_NONE(const Instr &ins) { pop_jump_if_none(ins, true); }
+void Compiler::visit_POP_JUMP_FORWARD_IF_NOT_NONE(const Instr &ins) { pop_jump_if_none(ins, false); }
+void Compiler::visit_POP_JUMP_BACKWARD_IF_NONE(const Instr &ins) { pop_jump_if_none(ins, true); }
+void Compiler::visit_POP_JUMP_BACKWARD_IF_NOT_NONE(const Instr &ins) { pop_jump_if_none(ins, false); }
+void Compiler::visit_JUMP_IF_FALSE_OR_POP(const Instr &ins) { jump_or_pop(ins, false); }
+void Compiler::visit_JUMP_IF_TRUE_OR_POP(const Instr &ins) { jump_or_pop(ins, true); }
+
+void Compiler::visit_JUMP_FORWARD(const Instr &ins) { jump_to(ins.target); }
+void Compiler::visit_JUMP_BACKWARD(const Instr &ins)
+{
+    emit_warmup_tick();
+    jump_to(ins.target);
+}
+void Compiler::visit_JUMP_BACKWARD_NO_INTERRUPT(const Instr &ins) { jump_to(ins.target); }
+
+void Compiler::visit_RETURN_VALUE(const Instr &)
+{
+    set_prev_instr();   // f_lineno of a frame object that outlives the call
+    pop_to(x86::r14);
+    em_.as().jmp(exit_return_);
+}
+
+// EXTENDED_ARG never reaches a visitor: decoding folds it into the next oparg.
+void Compiler::visit_EXTENDED_ARG(const Instr &ins) { unsupported(ins); }
+
+
+}  // namespace pyjion

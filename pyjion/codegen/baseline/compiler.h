@@ -1,0 +1,224 @@
+// The single-pass baseline compiler: one visit_<OPCODE> method per CPython
+// 3.11 opcode, declared and dispatched from opcodes.def, so an opcode without
+// a visitor fails to build.
+#pragma once
+
+#include <asmjit/x86.h>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "front/bound_locals.h"
+#include "front/bytecode.h"
+#include "machine/emitter.h"
+#include "runtime/inline_cache.h"
+
+// Calls a C function from a visitor, naming it in the disassembly.
+#define PYJ_CALL(compiler, fn) (compiler).em().call(reinterpret_cast<const void *>(&(fn)), #fn)
+
+namespace pyjion {
+
+struct CompileOptions {
+    bool debug = false;    // check the modelled stack at every bytecode boundary at run time
+    int max_instructions = 0;   // refuse larger code objects (0: no limit)
+    // Longer code objects (code units) make their inline-cache sites compact
+    // (see Compiler::compact_site).
+    int compact_above = 128;
+    // Where to write the assembly listing of each compile ("-": stderr;
+    // nullptr: no listing, and no logger is attached at all).
+    const std::string *dump_asm = nullptr;
+};
+
+// What a compile produced, before it is placed in executable memory.
+struct BoundaryMark {
+    int bytecode_offset;   // byte offset of the instruction (as dis shows it)
+    int opcode;
+    int oparg;
+    asmjit::Label label;
+};
+
+// A loop the machine code can be entered at from the interpreter (on-stack
+// replacement): the code unit a backward jump lands on, the last backward jump
+// to it, and the value-stack depth there.
+struct LoopHeader {
+    int header;
+    int end;
+    int depth;
+};
+
+class Compiler {
+public:
+    Compiler(PyCodeObject *code, asmjit::CodeHolder &holder, const CompileOptions &options);
+
+    // Emits the whole function; throws CompileError if it cannot.
+    void compile();
+
+    const std::vector<BoundaryMark> &boundaries() const { return boundaries_; }
+    const std::vector<CallSite> &call_sites() const { return em_.call_sites(); }
+    const size_stats::Table &finish_sizes() { return em_.finish_sizes(); }
+    // Loops the OSR entry can enter, and that entry (bound only if there are any).
+    const std::vector<LoopHeader> &loops() const { return loops_; }
+    const asmjit::Label &osr_entry() const { return osr_entry_; }
+
+private:
+#define OPCODE(name, num, caches, jump) void visit_##name(const Instr &ins);
+#include "front/opcodes.def"
+#undef OPCODE
+
+    void dispatch(const Instr &ins);
+    void emit_prologue();
+    void emit_frame_entry();
+    void find_loops();
+    void emit_osr_entry();
+    void emit_epilogue();
+    void emit_resume_dispatch();
+    static bool may_start_tracing(int opcode);
+    bool needs_tracing_check(size_t k) const;
+    void emit_tracing_check(const Instr &ins);
+    void comment_boundary(const Instr &ins);
+
+public:
+    void emit_tracing_check_at(int start, int depth);
+    asmjit::Label tracing_exit(int start, int depth);
+    bool method_slot_likely(int base) const;
+    void jump_if_flags(bool when_nonzero, int target_unit, const Instr &jump, const asmjit::Label &fallthrough);
+    void slot_call(int inputs, const void *fn, const char *name, bool set_prev = true);
+
+private:
+
+public:
+    // ---- the toolkit visitors use (visit_*.cpp) ----
+    Emitter &em() { return em_; }
+    x86::Assembler &as() { return em_.as(); }
+    PyCodeObject *code() const { return code_; }
+    const Instr &current() const { return *cur_; }
+    // The opcode the interpreter quickened the instruction at code unit
+    // `unit` to (co_code_adaptive): what CPython 3.11's specialising
+    // interpreter learnt there, or the unspecialised opcode if the code never
+    // ran interpreted.
+    int quickened_opcode(int unit) const
+    {
+        return _Py_OPCODE(reinterpret_cast<const _Py_CODEUNIT *>(code_->co_code_adaptive)[unit]);
+    }
+    // Whether the current instruction's inline-cache site calls a shared
+    // stub (site_stubs.h) instead of carrying inline guards: in a function
+    // too long (CompileOptions::compact_above) to stay in the instruction
+    // cache between its calls. A short function that is called often stays
+    // cached and keeps the inline paths. (Loop bodies of long functions are
+    // compact too: library code's loops mostly run a few times per call,
+    // and a long loop body does not stay cached either.)
+    bool compact_site() const { return compact_; }
+    int depth() const { return depth_; }
+
+    [[noreturn]] void unsupported(const Instr &ins);
+
+    // The value stack as the compiler models it (depth_ is the number of values).
+    x86::Mem top(int n = 0) const { return em_.stack(depth_ - 1 - n); }
+    void push(const x86::Gp &value) { em_.as().mov(em_.stack(depth_++), value); }
+    void pop_to(const x86::Gp &reg) { em_.as().mov(reg, em_.stack(--depth_)); }
+    void drop(int n) { depth_ -= n; }        // model only: values already moved or released
+    // Pops n values and releases each, the top one first (a release may run
+    // __del__, so prev_instr must already be set). Clobbers caller-saved registers.
+    void release_top(int n)
+    {
+        for (int i = 0; i < n; i++) {
+            pop_to(x86::rdi);
+            em_.decref(x86::rdi);
+        }
+    }
+    // The same, the deepest one first: the order of ceval's BINARY_OP,
+    // COMPARE_OP and BINARY_SUBSCR (left operand, then right), which __del__
+    // methods can observe.
+    void release_inputs(int n)
+    {
+        for (int i = n - 1; i >= 0; i--) {
+            em_.as().mov(x86::rdi, top(i));
+            em_.decref(x86::rdi);
+        }
+        drop(n);
+    }
+    // reg = the address one past the top value (`sp` of the sp-based helpers).
+    void stack_pointer_to(const x86::Gp &reg) { em_.as().lea(reg, em_.stack(depth_)); }
+    void grow(int n) { depth_ += n; }        // model only: slots written by a helper
+
+    // Sets prev_instr to the current instruction (before anything that can raise,
+    // call out, or run arbitrary code through a deallocation).
+    void set_prev_instr() { em_.set_prev_instr(cur_->index); }
+
+    // The error exit for the current instruction with `depth` values left on the
+    // stack (the instruction's consumed inputs already released).
+    // Raise::Error adds this frame to the traceback (ceval's `goto error`);
+    // Raise::Reraise does not (`goto exception_unwind`: RERAISE, bare raise).
+    enum class Raise { Error, Reraise };
+    asmjit::Label error_exit(int depth, Raise how = Raise::Error);
+    // The same for code unit `unit_index` (cold stubs are emitted later, when
+    // current() has moved on). The handler is looked up for `lookup_unit`
+    // (default: unit_index); set_prev=false keeps a prev_instr set at run time.
+    asmjit::Label error_exit_at(int unit_index, int depth, Raise how = Raise::Error, int lookup_unit = -1,
+                                bool set_prev = true);
+    void jump_if_error_zero(const x86::Gp &result, int depth);   // result == NULL -> error
+    void jump_if_error_negative(const x86::Gp &status, int depth);   // status < 0 -> error
+    void eval_breaker_check();
+    void eval_breaker_check(int unit, int lookup_unit);
+    void jump_to(int target_unit);     // to a bytecode target, checking the eval breaker on backward jumps
+    void jump_to(int target_unit, const Instr &jump);   // same, for the jump instruction `jump`
+    // The next instruction if nothing jumps to it, so a visitor may implement
+    // both at once; the visitor then calls fuse_next().
+    const Instr *fusable_next() const;
+    void fuse_next() { fused_next_ = true; }
+    asmjit::Label label_for(int target_unit);
+    // The STORE_FAST right after the current BINARY_OP + / += that an in-place
+    // string concatenation may do itself (see concat_target), or nullptr.
+    const Instr *concat_store() const;
+
+    // 3.11 specialises a code object's instructions once it has run 8 RESUMEs
+    // and backward jumps ("warm-up"); calls to C functions count a recursion
+    // level before that and not after. Machine code keeps the same count so
+    // the C calls it makes count exactly as the interpreter's would.
+    static constexpr uint64_t kWarmupDelay = 8;
+    void emit_warmup_tick();
+    // eax = 1 if this code object is warm, else 0. Clobbers rcx.
+    void emit_load_warm(const x86::Gp &dst32);
+
+    // Memory for an inline cache of one site; freed with the machine code.
+    template <class T>
+    T *new_site_data()
+    {
+        auto holder = std::make_unique<SiteDataOf<T>>();
+        T *data = &holder->data;
+        site_data_.push_back(std::move(holder));
+        return data;
+    }
+    std::vector<std::unique_ptr<SiteData>> take_site_data() { return std::move(site_data_); }
+
+private:
+    void pop_jump_if_bool(const Instr &ins, bool jump_when_true);
+    void pop_jump_if_none(const Instr &ins, bool jump_when_none);
+    void jump_or_pop(const Instr &ins, bool jump_when_true);
+
+    PyCodeObject *code_;
+    CompileOptions options_;
+    Bytecode bytecode_;
+    BoundLocals bound_;   // after bytecode_, which it reads
+    Emitter em_;
+    const Instr *cur_ = nullptr;
+    int depth_ = 0;
+    bool fused_next_ = false;
+    std::vector<asmjit::Label> labels_;     // one per instruction
+    std::vector<BoundaryMark> boundaries_;
+    std::vector<std::unique_ptr<SiteData>> site_data_;
+    uint64_t *warmup_ = nullptr;   // RESUMEs and backward jumps seen, up to kWarmupDelay
+    asmjit::Label exit_return_, exit_error_, exit_unlinked_, exit_suspend_, exit_restore_;
+    // The tail every tracing check shares (prev_instr in rax): made on first use.
+    asmjit::Label tracing_handoff_;
+    std::vector<LoopHeader> loops_;
+    bool compact_ = false;
+    asmjit::Label osr_entry_;
+
+public:
+    // Leaves the frame suspended (YIELD_VALUE): r14 holds the value to return
+    // and stacktop has been set to the values that stay on the stack.
+    const asmjit::Label &exit_suspend() const { return exit_suspend_; }
+};
+
+}  // namespace pyjion

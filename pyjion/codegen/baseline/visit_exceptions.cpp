@@ -1,0 +1,115 @@
+// Visitors: raising and handling exceptions, with statements.
+// Handlers are reached through error_exit(), which follows co_exceptiontable;
+// these visitors implement what runs inside them. Each calls a helper that
+// works on the value stack (`sp`, one past the top) like ceval's instruction.
+#include "baseline/compiler.h"
+
+#include "codegen_api.h"
+#include "front/opcodes.h"
+#include "runtime/runtime.h"
+
+namespace pyjion {
+
+using namespace asmjit;
+
+void Compiler::visit_PUSH_EXC_INFO(const Instr &)
+{
+    as().mov(x86::rdi, Emitter::tstate);
+    stack_pointer_to(x86::rsi);
+    PYJ_CALL(*this, rt::pyj_rt_push_exc_info);
+    grow(1);
+}
+
+void Compiler::visit_POP_EXCEPT(const Instr &)
+{
+    set_prev_instr();   // releasing the old exception may run __del__
+    as().mov(x86::rdi, Emitter::tstate);
+    stack_pointer_to(x86::rsi);
+    PYJ_CALL(*this, rt::pyj_rt_pop_except);
+    drop(1);
+}
+
+void Compiler::visit_CHECK_EXC_MATCH(const Instr &)
+{
+    set_prev_instr();
+    as().mov(x86::rdi, Emitter::tstate);
+    stack_pointer_to(x86::rsi);
+    PYJ_CALL(*this, rt::pyj_rt_check_exc_match);
+    jump_if_error_negative(x86::eax, depth() - 1);
+}
+
+void Compiler::visit_CHECK_EG_MATCH(const Instr &)
+{
+    set_prev_instr();
+    as().mov(x86::rdi, Emitter::tstate);
+    stack_pointer_to(x86::rsi);
+    PYJ_CALL(*this, rt::pyj_rt_check_eg_match);
+    jump_if_error_negative(x86::eax, depth() - 1);
+}
+
+void Compiler::visit_RERAISE(const Instr &ins)
+{
+    auto &a = as();
+    int depth_before = depth();
+    set_prev_instr();
+    a.lea(x86::rdi, Emitter::frame_address());
+    stack_pointer_to(x86::rsi);
+    a.mov(x86::edx, ins.oparg);
+    PYJ_CALL(*this, rt::pyj_rt_reraise);
+    a.test(x86::eax, x86::eax);
+    a.jnz(error_exit(depth_before));
+    // The exception value moved into the thread state; with oparg, prev_instr
+    // now holds the original raising offset (set at run time).
+    a.jmp(error_exit_at(ins.index, depth_before - 1, Raise::Reraise, ins.index, ins.oparg == 0));
+    drop(1);
+}
+
+void Compiler::visit_RAISE_VARARGS(const Instr &ins)
+{
+    auto &a = as();
+    if (ins.oparg > 2) unsupported(ins);
+    set_prev_instr();
+    a.mov(x86::rdi, Emitter::tstate);
+    stack_pointer_to(x86::rsi);
+    a.mov(x86::edx, ins.oparg);
+    PYJ_CALL(*this, rt::pyj_rt_raise);
+    drop(ins.oparg);
+    a.test(x86::eax, x86::eax);
+    a.jnz(error_exit(depth(), Raise::Reraise));
+    a.jmp(error_exit(depth()));
+}
+
+void Compiler::visit_WITH_EXCEPT_START(const Instr &)
+{
+    set_prev_instr();
+    stack_pointer_to(x86::rdi);
+    PYJ_CALL(*this, rt::pyj_rt_with_except_start);
+    jump_if_error_zero(x86::rax, depth());
+    push(x86::rax);
+}
+
+void Compiler::visit_BEFORE_WITH(const Instr &)
+{
+    set_prev_instr();
+    as().mov(x86::rdi, Emitter::tstate);
+    stack_pointer_to(x86::rsi);
+    PYJ_CALL(*this, rt::pyj_rt_before_with);
+    jump_if_error_negative(x86::eax, depth());
+    grow(1);
+}
+
+// [orig, excs] -> [exception to raise, or None]
+void Compiler::visit_PREP_RERAISE_STAR(const Instr &)
+{
+    auto &a = as();
+    set_prev_instr();
+    a.mov(x86::rdi, top(1));
+    a.mov(x86::rsi, top(0));
+    PYJ_CALL(*this, rt::pyj_rt_prep_reraise_star);
+    a.mov(x86::r14, x86::rax);
+    release_top(2);
+    jump_if_error_zero(x86::r14, depth());
+    push(x86::r14);
+}
+
+}  // namespace pyjion

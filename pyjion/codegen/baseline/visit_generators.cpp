@@ -1,0 +1,118 @@
+// Visitors: generators, coroutines and async generators.
+// The call that creates a generator runs in the interpreter (up to
+// RETURN_GENERATOR); compiled code takes over at every resume, dispatching on
+// prev_instr (Compiler::emit_resume_dispatch), so interpreter and machine code
+// can hand a generator frame back and forth: all its state lives in the frame.
+#include "baseline/compiler.h"
+
+#include "codegen_api.h"
+#include "front/opcodes.h"
+#include "runtime/runtime.h"
+
+namespace pyjion {
+
+using namespace asmjit;
+
+// Never executed by machine code: it marks the first resume point.
+void Compiler::visit_RETURN_GENERATOR(const Instr &)
+{
+    as().ud2();
+    grow(1);   // resuming pushes the sent value
+}
+
+void Compiler::visit_YIELD_VALUE(const Instr &ins)
+{
+    auto &a = as();
+    pop_to(x86::r14);
+    a.mov(Emitter::frame_b(layout::kGenFrameStateFromFrame), layout::kFrameSuspended);
+    a.mov(Emitter::frame_d(layout::kFrameStackTop), code()->co_nlocalsplus + depth());
+    set_prev_instr();
+    a.jmp(exit_suspend());
+    grow(1);   // the resume pushes the sent value
+}
+
+void Compiler::visit_SEND(const Instr &ins)
+{
+    auto &a = as();
+    Label next = a.newLabel();
+    set_prev_instr();
+    stack_pointer_to(x86::rdi);
+    a.mov(x86::rsi, Emitter::tstate);
+    PYJ_CALL(*this, rt::pyj_rt_send);
+    a.test(x86::eax, x86::eax);
+    a.js(error_exit(depth() - 1));
+    a.jz(next);
+    drop(1);
+    jump_to(ins.target);
+    grow(1);
+    a.bind(next);
+}
+
+void Compiler::visit_GET_YIELD_FROM_ITER(const Instr &)
+{
+    set_prev_instr();
+    stack_pointer_to(x86::rdi);
+    as().mov(x86::esi, code()->co_flags);
+    PYJ_CALL(*this, rt::pyj_rt_get_yield_from_iter);
+    jump_if_error_negative(x86::eax, depth() - 1);
+}
+
+void Compiler::visit_GET_AWAITABLE(const Instr &ins)
+{
+    set_prev_instr();
+    stack_pointer_to(x86::rdi);
+    as().mov(x86::esi, ins.oparg);
+    PYJ_CALL(*this, rt::pyj_rt_get_awaitable);
+    jump_if_error_negative(x86::eax, depth() - 1);
+}
+
+void Compiler::visit_GET_AITER(const Instr &)
+{
+    set_prev_instr();
+    stack_pointer_to(x86::rdi);
+    PYJ_CALL(*this, rt::pyj_rt_get_aiter);
+    jump_if_error_negative(x86::eax, depth() - 1);
+}
+
+void Compiler::visit_GET_ANEXT(const Instr &)
+{
+    set_prev_instr();
+    stack_pointer_to(x86::rdi);
+    PYJ_CALL(*this, rt::pyj_rt_get_anext);
+    jump_if_error_zero(x86::rax, depth());
+    push(x86::rax);
+}
+
+void Compiler::visit_END_ASYNC_FOR(const Instr &ins)
+{
+    auto &a = as();
+    set_prev_instr();
+    stack_pointer_to(x86::rdi);
+    PYJ_CALL(*this, rt::pyj_rt_end_async_for);
+    a.test(x86::eax, x86::eax);
+    a.jnz(error_exit(depth() - 1, Raise::Reraise));
+    drop(2);
+}
+
+void Compiler::visit_BEFORE_ASYNC_WITH(const Instr &)
+{
+    set_prev_instr();
+    stack_pointer_to(x86::rdi);
+    PYJ_CALL(*this, rt::pyj_rt_before_async_with);
+    jump_if_error_negative(x86::eax, depth());
+    grow(1);
+}
+
+void Compiler::visit_ASYNC_GEN_WRAP(const Instr &)
+{
+    auto &a = as();
+    set_prev_instr();
+    a.mov(x86::rdi, top());
+    PYJ_CALL(*this, rt::pyj_rt_async_gen_wrap);
+    jump_if_error_zero(x86::rax, depth());
+    a.mov(x86::rdi, top());
+    a.mov(top(), x86::rax);
+    em().decref(x86::rdi);
+}
+
+}  // namespace pyjion

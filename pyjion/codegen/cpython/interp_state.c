@@ -1,0 +1,76 @@
+/* The interpreter-state fields the machine code and runtime helpers read.
+ * CPython 3.11's pycore_interp.h uses C11 atomics, which C++ cannot include,
+ * so these few accessors are compiled as C. */
+#include <Python.h>
+#include <stddef.h>
+#define Py_BUILD_CORE 1
+#include "internal/pycore_interp.h"
+#include "internal/pycore_ceval.h"
+#include "internal/pycore_pystate.h"
+#include "internal/pycore_runtime.h"
+#include "cpython/interp_state.h"
+
+const void *pyj_eval_breaker_address(void)
+{
+    return &PyInterpreterState_Get()->ceval.eval_breaker;
+}
+
+PyObject *pyj_builtin_len(void)
+{
+    return _PyInterpreterState_GET()->callable_cache.len;
+}
+
+PyObject *pyj_builtin_isinstance(void)
+{
+    return _PyInterpreterState_GET()->callable_cache.isinstance;
+}
+
+PyObject *pyj_list_append_descr(void)
+{
+    return _PyInterpreterState_GET()->callable_cache.list_append;
+}
+
+PyObject *pyj_small_ints(void)
+{
+    return (PyObject *)&_Py_SINGLETON(small_ints)[0];
+}
+
+size_t pyj_small_int_size(void)
+{
+    return sizeof(_Py_SINGLETON(small_ints)[0]);
+}
+
+Py_ssize_t pyj_interp_eval_frame_offset(void)
+{
+    return offsetof(PyInterpreterState, eval_frame);
+}
+
+int pyj_gil_drop_requested(PyThreadState *ts)
+{
+    return _Py_atomic_load_relaxed(&ts->interp->ceval.gil_drop_request) != 0;
+}
+
+/* Takes the thread's pending asynchronous exception (PyThreadState_SetAsyncExc)
+ * and, as the interpreter does, clears the interpreter-wide request for it
+ * and recomputes eval_breaker: left set, every check would fire forever. */
+PyObject *pyj_take_async_exc(PyThreadState *ts)
+{
+    PyObject *exc = ts->async_exc;
+    if (exc == NULL) return NULL;
+    ts->async_exc = NULL;
+    PyInterpreterState *interp = ts->interp;
+    struct _ceval_state *ceval2 = &interp->ceval;
+    ceval2->pending.async_exc = 0;
+    _Py_atomic_store_relaxed(
+        &ceval2->eval_breaker,
+        _Py_atomic_load_relaxed(&ceval2->gil_drop_request) |
+            (_Py_atomic_load_relaxed(&_PyRuntime.ceval.signals_pending) && _Py_ThreadCanHandleSignals(interp)) |
+            (_Py_atomic_load_relaxed(&ceval2->pending.calls_to_do) && _Py_ThreadCanHandlePendingCalls()) |
+            ceval2->pending.async_exc);
+    return exc;
+}
+
+PyObject *pyj_eval_frame(PyThreadState *ts, struct _PyInterpreterFrame *frame)
+{
+    return _PyEval_EvalFrame(ts, frame, 0);
+}

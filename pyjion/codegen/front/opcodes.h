@@ -1,0 +1,11 @@
+// CPython 3.11's opcode numbers (from its opcode.h) and the generated opcode
+// list (opcodes.def), checked against each other at compile time.
+#pragma once
+
+#include <Python.h>
+#include "opcode.h"
+
+#define OPCODE(name, num, caches, jump) \
+    static_assert((name) == (num), "opcodes.def is out of step with CPython's opcode.h: " #name);
+#include "front/opcodes.def"
+#undef OPCODE

@@ -1,0 +1,125 @@
+// A thin layer over AsmJit's x86 assembler for the baseline compiler: fixed
+// registers for the frame and thread state, operands for locals and value-stack
+// slots, reference counting, calls, labels and out-of-line (cold) stubs.
+//
+// Register plan (all callee-saved, so they survive helper calls):
+//   rbx  the _PyInterpreterFrame*      r12  the PyThreadState*
+//   r13  _PyCode_CODE(code), the base of prev_instr
+//   r14, r15  scratch values that must survive a call
+#pragma once
+
+#include <asmjit/x86.h>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cpython/frame_layout.h"
+#include "machine/size_stats.h"
+
+namespace pyjion {
+
+namespace x86 = asmjit::x86;
+
+struct CallSite {
+    const asmjit::Section *section;   // where the call was emitted
+    uint32_t offset;                  // of the instruction after the call, in that section
+    const char *name;                 // the caller's (a literal or a table's): valid while compiling
+    // The offset from the start of the machine code (once the sections are laid out).
+    uint32_t native_offset() const { return static_cast<uint32_t>(section->offset() + offset); }
+};
+
+class Emitter {
+public:
+    Emitter(asmjit::CodeHolder &holder, int nlocalsplus);
+
+    x86::Assembler &as() { return a_; }
+
+    // The frame register points kFrameBias bytes into the frame, so that the
+    // header's fields and the first ~22 locals and stack slots are within a
+    // one-byte displacement (3 bytes less per access than from the frame's
+    // start, where only 7 slots are). Every use goes through these.
+    static constexpr int32_t kFrameBias = 128;
+    static x86::Mem frame_q(int32_t offset) { return x86::qword_ptr(frame, offset - kFrameBias); }
+    static x86::Mem frame_d(int32_t offset) { return x86::dword_ptr(frame, offset - kFrameBias); }
+    static x86::Mem frame_b(int32_t offset) { return x86::byte_ptr(frame, offset - kFrameBias); }
+    // The frame's address (what C helpers take): lea dst, [frame - bias].
+    static x86::Mem frame_address() { return x86::ptr(frame, -kFrameBias); }
+
+    // Operands
+    x86::Mem local(int index) const { return frame_q(layout::local_offset(index)); }
+    x86::Mem stack(int slot) const { return local(nlocalsplus_ + slot); }   // slot 0 = bottom
+
+    // Reference counting (CPython 3.11: ob_refcnt at offset 0, no immortal objects)
+    void incref(const x86::Gp &obj);
+    // May call _Py_Dealloc (clobbers caller-saved registers). With prev_unit,
+    // prev_instr is set to that code unit first, only on the path that
+    // deallocates (a __del__ may look at the frame).
+    void decref(const x86::Gp &obj, int prev_unit = -1);
+    void xdecref(const x86::Gp &obj, int prev_unit = -1);
+    void decref_no_dealloc(const x86::Gp &obj);   // for True/False/None, which never die
+
+    // Calls a C function at an absolute address (rel32 when it is within
+    // reach once placed, else through AsmJit's address table); `name`
+    // annotates the disassembly.
+    void call(const void *fn, const char *name);
+
+    void load_address(const x86::Gp &dst, const void *ptr) { a_.mov(dst, asmjit::imm(reinterpret_cast<uint64_t>(ptr))); }
+    void set_prev_instr(int unit_index);
+
+    asmjit::Label new_label() { return a_.newLabel(); }
+    void bind(const asmjit::Label &l) { a_.bind(l); }
+
+    // Out-of-line code goes to a second section placed after the function
+    // body, so the paths that run keep together in the instruction cache.
+    // cold(): emitted later, by emit_cold() (the compiler's model of the
+    // frame will have moved on; the stub must not rely on it).
+    asmjit::Label cold(std::function<void(Emitter &)> body);
+    void emit_cold();
+    // out_of_line(): emitted now, into the cold section, so the body may use
+    // the compiler's current model; it must end with a jump.
+    template <class Body>
+    void out_of_line(Body &&body)
+    {
+        if (in_cold_) {
+            body();
+            return;
+        }
+        in_cold_ = true;
+        a_.section(cold_section_);
+        body();
+        a_.section(text_section_);
+        in_cold_ = false;
+    }
+
+    const std::vector<CallSite> &call_sites() const { return calls_; }
+
+    // Size accounting: code emitted between begin_instr and end_instr, and
+    // the cold stubs asked for meanwhile, are charged to `opcode`.
+    void begin_instr(int opcode);
+    void end_instr();
+    // After the last code: what no instruction was charged goes to the frame bucket.
+    const size_stats::Table &finish_sizes();
+
+    static constexpr x86::Gp frame = x86::rbx;
+    static constexpr x86::Gp tstate = x86::r12;
+    static constexpr x86::Gp first_instr = x86::r13;
+
+private:
+    x86::Assembler a_;
+    asmjit::Section *text_section_;
+    asmjit::Section *cold_section_ = nullptr;
+    bool in_cold_ = false;
+    int nlocalsplus_;
+    struct ColdStub {
+        asmjit::Label label;
+        std::function<void(Emitter &)> body;
+        int owner;   // the opcode whose visitor asked for it
+    };
+    std::vector<ColdStub> cold_;
+    size_stats::Table sizes_{};
+    int owner_ = size_stats::kFrameBucket;
+    size_t hot_start_ = 0, cold_start_ = 0;
+    std::vector<CallSite> calls_;
+};
+
+}  // namespace pyjion

@@ -1,0 +1,106 @@
+#include "runtime/runtime_slots.h"
+
+#include "front/opcodes.h"
+#include "runtime/runtime.h"
+
+namespace pyjion {
+namespace slots {
+
+namespace {
+
+inline int finish(PyObject **sp, PyObject *result, PyThreadState *ts)
+{
+    if (result == nullptr) return -1;
+    sp[0] = result;
+    // __add__, __getitem__ & co. may have turned tracing on (cframe is
+    // public in 3.11's cpython/pystate.h)
+    return ts->cframe->use_tracing != 0;
+}
+
+template <PyObject *(*F)(PyObject *, PyObject *)>
+int binary(PyObject **sp, PyThreadState *ts)
+{
+    PyObject *left = sp[0], *right = sp[1];
+    PyObject *result = F(left, right);
+    Py_DECREF(left);
+    Py_DECREF(right);
+    return finish(sp, result, ts);
+}
+
+struct Entry {
+    BinaryHelper fn;
+    const char *name;
+};
+
+#define NB(fn) Entry{&binary<fn>, "slots::binary<" #fn ">"}
+// In the NB_* order of CPython 3.11 (opcode._nb_ops).
+const Entry kBinary[] = {
+    NB(PyNumber_Add), NB(PyNumber_And), NB(PyNumber_FloorDivide), NB(PyNumber_Lshift),
+    NB(PyNumber_MatrixMultiply), NB(PyNumber_Multiply), NB(PyNumber_Remainder), NB(PyNumber_Or),
+    NB(rt::pyj_rt_power), NB(PyNumber_Rshift), NB(PyNumber_Subtract), NB(PyNumber_TrueDivide),
+    NB(PyNumber_Xor), NB(PyNumber_InPlaceAdd), NB(PyNumber_InPlaceAnd), NB(PyNumber_InPlaceFloorDivide),
+    NB(PyNumber_InPlaceLshift), NB(PyNumber_InPlaceMatrixMultiply), NB(PyNumber_InPlaceMultiply),
+    NB(PyNumber_InPlaceRemainder), NB(PyNumber_InPlaceOr), NB(rt::pyj_rt_inplace_power),
+    NB(PyNumber_InPlaceRshift), NB(PyNumber_InPlaceSubtract), NB(PyNumber_InPlaceTrueDivide),
+    NB(PyNumber_InPlaceXor),
+};
+#undef NB
+static_assert(sizeof(kBinary) / sizeof(kBinary[0]) == NB_INPLACE_XOR + 1, "BINARY_OP table out of step");
+
+}  // namespace
+
+BinaryHelper binary_helper(int nb, const char **name)
+{
+    if (nb < 0 || nb > NB_INPLACE_XOR) return nullptr;
+    *name = kBinary[nb].name;
+    return kBinary[nb].fn;
+}
+
+int get_item(PyObject **sp, PyThreadState *ts)
+{
+    PyObject *container = sp[0], *sub = sp[1];
+    PyObject *result;
+    if (PyDict_CheckExact(container)) {
+        result = PyDict_GetItemWithError(container, sub);
+        if (result != nullptr) {
+            Py_INCREF(result);
+        } else if (!PyErr_Occurred()) {
+            _PyErr_SetKeyError(sub);
+        }
+    } else {
+        result = PyObject_GetItem(container, sub);
+    }
+    Py_DECREF(container);
+    Py_DECREF(sub);
+    return finish(sp, result, ts);
+}
+
+namespace {
+// The comparison of sp[0] with sp[1], both released (as ceval does).
+PyObject *compare_consume(PyObject **sp, int op)
+{
+    PyObject *left = sp[0], *right = sp[1];
+    PyObject *result = PyObject_RichCompare(left, right, op);
+    Py_DECREF(left);
+    Py_DECREF(right);
+    return result;
+}
+}  // namespace
+
+int compare(PyObject **sp, PyThreadState *ts, int op) { return finish(sp, compare_consume(sp, op), ts); }
+
+int truth_consume(PyObject *value)
+{
+    int truth = PyObject_IsTrue(value);   // True and False by identity first
+    Py_DECREF(value);
+    return truth;
+}
+
+int compare_truth(PyObject **sp, int op)
+{
+    PyObject *result = compare_consume(sp, op);
+    return result == nullptr ? -1 : truth_consume(result);
+}
+
+}  // namespace slots
+}  // namespace pyjion
