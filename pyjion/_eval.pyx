@@ -33,6 +33,10 @@ cdef extern from "Python.h":
 cdef extern from "codegen_api.h":
     ctypedef PyObject *(*vectorcallfunc)(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) noexcept
     ctypedef PyObject *(*PyjionEntry)(PyThreadState *ts, void *frame, int throwflag) noexcept
+    ctypedef struct PyjionCodeView:
+        uint64_t calls
+        int state
+        PyjionEntry entry
     ctypedef struct PyjionCompileOptions:
         int debug
         int max_instructions
@@ -101,9 +105,8 @@ cdef extern from "record.h":
         unsigned int listed, n_edges
         PyjEdge *edges
     ctypedef struct PyjRecord:
-        uint64_t calls
-        int state, tier, result
-        PyjionEntry entry
+        PyjionCodeView view
+        int tier, result
         PyObject *owner
         PyObject *reason
         Py_ssize_t code_size
@@ -237,7 +240,7 @@ cdef int compile_code(PyjRecord *rec, PyCodeObject *co) noexcept:
     cdef PyObject *ev
     cdef PyObject *tb
     memset(&out, 0, sizeof(out))
-    rec.state = PYJ_COMPILING
+    rec.view.state = PYJ_COMPILING
     PyErr_Fetch(&et, &ev, &tb)
     start = pyj_monotonic()
     if g_codegen.compile(<PyObject *>co, &g_options, &out) < 0:
@@ -255,19 +258,19 @@ cdef int finish_compile(PyjRecord *rec, PyjionCompileResult *out, double seconds
     if rec.stats_gen == g_generation:
         g_interpreted -= 1
     if out.entry != NULL and out.owner != NULL:
-        rec.entry = out.entry
+        rec.view.entry = out.entry
         rec.osr_entry = out.osr_entry
         rec.owner = out.owner
         rec.code_size = out.code_size
         rec.tier = 1
-        rec.state = PYJ_COMPILED
+        rec.view.state = PYJ_COMPILED
         g_compiled += 1
         g_code_bytes += out.code_size
         g_instructions += out.instructions
         return 1
     Py_XDECREF(out.owner)
     rec.reason = out.reason
-    rec.state = PYJ_FAILED
+    rec.view.state = PYJ_FAILED
     g_failed += 1
     try:
         key = <object>out.reason if out.reason != NULL else "internal compiler error"
@@ -282,10 +285,10 @@ cdef inline PyObject *run_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
                                 PyjRecord *rec, PyCodeObject *co) noexcept:
     # The call that merely creates a generator always runs in the interpreter;
     # machine code takes over at its resumes (throw() included).
-    if rec.state == PYJ_COMPILED:
+    if rec.view.state == PYJ_COMPILED:
         if not pyj_tracing(ts) and not pyj_frame_creates_generator(f):
             return pyj_enter_compiled(ts, f, throwflag, rec)
-    elif rec.state == PYJ_INTERPRETED:
+    elif rec.view.state == PYJ_INTERPRETED:
         pyj_record_warm_now(rec)   # also lets the C entry take its next calls
         if not g_jit or pyj_tracing(ts):
             return pyj_interpret_with(ts, f, throwflag, rec)
@@ -327,7 +330,7 @@ cdef PyObject *pyjion_eval(PyThreadState *ts, PyjFrame *f, int throwflag) noexce
         return NULL
     if pyj_recursion_will_fail(ts):
         return pyj_interpret(ts, f, throwflag)   # raises RecursionError
-    rec.calls += 1
+    rec.view.calls += 1
     if g_profile and not pyj_frame_creates_generator(f):
         return profiled_frame(ts, f, throwflag, rec, co)
     return run_frame(ts, f, throwflag, rec, co)
@@ -377,13 +380,13 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
         return 0
     rec.samples += 1
     g_samples += 1
-    if rec.state == PYJ_INTERPRETED:
+    if rec.view.state == PYJ_INTERPRETED:
         pyj_record_warm_now(rec)
         rec.hot_samples += 1
         if not force and rec.hot_samples < g_hot_samples + <unsigned int>pyj_code_units(co) // g_units_per_sample:
             return 0
         compiled = compile_code(rec, co)
-    if rec.state != PYJ_COMPILED or rec.osr_entry == NULL or rec.owner == NULL:
+    if rec.view.state != PYJ_COMPILED or rec.osr_entry == NULL or rec.owner == NULL:
         return compiled
     if pyj_code_is_generator(co):
         # A generator that works long between yields (a search that yields
@@ -683,10 +686,10 @@ def record_info(code):
             "samples": 0, "osr_entries": 0}
     if rec == NULL:
         return info
-    info["calls"] = rec.calls
+    info["calls"] = rec.view.calls
     info["samples"] = rec.samples
     info["osr_entries"] = rec.osr_entries
-    info["state"] = _STATE_NAMES[rec.state]
+    info["state"] = _STATE_NAMES[rec.view.state]
     info["tier"] = rec.tier
     info["result"] = rec.result
     info["code_size"] = rec.code_size

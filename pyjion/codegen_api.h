@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 6
+#define PYJION_CODEGEN_API_VERSION 7
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -53,6 +53,24 @@ typedef struct {
      * osr_header), not throwflag. NULL when the code has no loops. */
     PyjionEntry osr_entry;
 } PyjionCompileResult;
+
+/* What machine code and codegen/ read of the hook's per-code record: the
+ * record's first member (record.h), so the pointer in the code's extra slot is
+ * also a PyjionCodeView pointer. The rest of the record is the hook's alone.
+ * A change here is a change of PYJION_CODEGEN_API_VERSION. */
+enum {
+    PYJION_CODE_INTERPRETED = 0,
+    PYJION_CODE_COMPILING = 1,
+    PYJION_CODE_COMPILED = 2,
+    PYJION_CODE_FAILED = 3,
+};
+
+typedef struct {
+    uint64_t calls;           /* calls and resumes: the hook's and compiled code's direct ones */
+    int state;                /* PYJION_CODE_* */
+    int reserved;
+    PyjionEntry entry;        /* the machine code's entry while state is COMPILED */
+} PyjionCodeView;
 
 /* What machine code needs to know of the hook to call compiled code directly
  * (codegen/runtime/direct_call.cpp); the hook keeps it up to date. */

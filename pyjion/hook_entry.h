@@ -42,8 +42,8 @@ static PyjEntryState pyj_entry = {NULL, -1, 0, 0, 1, NULL};
  * only counts the call while it stays below the limit. */
 static inline int pyj_entry_plain(const PyjRecord *rec)
 {
-    if (rec->state == PYJ_FAILED) return !pyj_entry.profiling;
-    return rec->state == PYJ_INTERPRETED && rec->epoch == pyj_entry.epoch &&
+    if (rec->view.state == PYJ_FAILED) return !pyj_entry.profiling;
+    return rec->view.state == PYJ_INTERPRETED && rec->epoch == pyj_entry.epoch &&
            rec->warmth < pyj_entry.warmth_limit;
 }
 
@@ -70,7 +70,7 @@ static inline void pyj_record_warm_now(PyjRecord *rec)
 static inline PyObject *pyj_enter_compiled(PyThreadState *ts, PyjFrame *f, int throwflag, PyjRecord *rec)
 {
     if (pyj_entry.vectorcall != NULL) pyj_frame_adopt_function(f, pyj_entry.vectorcall);
-    return pyj_run_compiled(rec->entry, ts, f, throwflag);
+    return pyj_run_compiled(rec->view.entry, ts, f, throwflag);
 }
 
 static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
@@ -81,16 +81,16 @@ static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
     if (rec == NULL || pyj_tracing(ts) || pyj_recursion_will_fail(ts) || pyj_cstack_low()) {
         return pyj_entry.full(ts, f, throwflag);
     }
-    if (rec->state == PYJ_COMPILED && !pyj_entry.profiling && !pyj_frame_creates_generator(f)) {
+    if (rec->view.state == PYJ_COMPILED && !pyj_entry.profiling && !pyj_frame_creates_generator(f)) {
         /* Machine code, as the full path's run_frame enters it: a generator's
          * resume from the interpreter or C, a call that came through
          * _PyEval_Vector. */
-        rec->calls++;
+        rec->view.calls++;
         return pyj_enter_compiled(ts, f, throwflag, rec);
     }
     if (pyj_entry_plain(rec)) {
-        rec->calls++;
-        rec->warmth += rec->state == PYJ_INTERPRETED;
+        rec->view.calls++;
+        rec->warmth += rec->view.state == PYJ_INTERPRETED;
         if (pyj_entry.vectorcall != NULL && pyj_entry_adopts(pyj_frame_code(f))) {
             pyj_frame_adopt_function(f, pyj_entry.vectorcall);
         }

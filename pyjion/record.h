@@ -9,7 +9,12 @@
 #include <string.h>
 #include "codegen_api.h"
 
-enum { PYJ_INTERPRETED = 0, PYJ_COMPILING = 1, PYJ_COMPILED = 2, PYJ_FAILED = 3 };
+enum {
+    PYJ_INTERPRETED = PYJION_CODE_INTERPRETED,
+    PYJ_COMPILING = PYJION_CODE_COMPILING,
+    PYJ_COMPILED = PYJION_CODE_COMPILED,
+    PYJ_FAILED = PYJION_CODE_FAILED,
+};
 
 /* Type profile: the types seen for the first arguments while the code ran in
  * the interpreter. Only static (non-heap) types are kept, by strong reference;
@@ -39,11 +44,10 @@ typedef struct {
 } PyjProfile;
 
 typedef struct {
-    uint64_t calls;           /* every call/resume the hook saw */
-    int state;                /* PYJ_INTERPRETED ... */
+    /* First: what machine code reads (codegen_api.h): calls, state, entry. */
+    PyjionCodeView view;
     int tier;                 /* 0 interpreter, 1 baseline machine code */
     int result;               /* PYJION_RESULT_* of the compile, 0 = not tried */
-    PyjionEntry entry;
     PyObject *owner;          /* keeps the machine code alive */
     PyObject *reason;         /* str: why compiling failed */
     Py_ssize_t code_size;
@@ -64,6 +68,9 @@ typedef struct {
     int trap_depth;           /* value-stack depth at that header */
     uint64_t stats_gen;       /* the statistics generation the record was created in */
 } PyjRecord;
+
+/* codegen/ reads the extra slot's record as a PyjionCodeView. */
+_Static_assert(offsetof(PyjRecord, view) == 0, "the view starts the record");
 
 static inline PyjRecord *pyj_record_new(void)
 {

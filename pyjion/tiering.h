@@ -146,7 +146,7 @@ static PyObject *pyj_trap_continue(PyThreadState *ts, PyjFrame *f, PyjRecord *re
         Py_FatalError("pyjion: a loop-header trap returned with an unexpected stack depth");
     }
     pyj_frame_set_stack_depth(f, rec->trap_depth);
-    if (rec->state == PYJ_COMPILED && rec->osr_entry != NULL && !pyj_tracing(ts) &&
+    if (rec->view.state == PYJ_COMPILED && rec->osr_entry != NULL && !pyj_tracing(ts) &&
         pyj_get_eval_func() == pyj_tier.hook) {
         rec->osr_entries++;
         pyj_tier.osr_entries++;

@@ -15,7 +15,6 @@
 #include "cpython/interp_state.h"
 
 #include "code_extra.h"
-#include "record.h"
 
 #include <cstddef>
 
@@ -115,7 +114,7 @@ void emit_stub(Emitter &em, int nargs)
     a.mov(x86::r9, x86::qword_ptr(x86::r9, x86::r10, 3, offsetof(PyjCodeExtraLayout, ce_extras)));
     a.test(x86::r9, x86::r9);
     a.jz(generic);
-    a.cmp(x86::dword_ptr(x86::r9, offsetof(PyjRecord, state)), PYJ_COMPILED);
+    a.cmp(x86::dword_ptr(x86::r9, offsetof(PyjionCodeView, state)), PYJION_CODE_COMPILED);
     a.jne(generic);
     a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
     a.cmp(x86::byte_ptr(x86::rax, layout::kCFrameUseTracing), 0);
@@ -196,14 +195,14 @@ void emit_stub(Emitter &em, int nargs)
     // Enter the callee's machine code; the traceback of an exception coming
     // out of it names the caller's CALL (its last cache entry), as in the
     // interpreter.
-    a.inc(x86::qword_ptr(x86::r9, offsetof(PyjRecord, calls)));
+    a.inc(x86::qword_ptr(x86::r9, offsetof(PyjionCodeView, calls)));
     a.mov(x86::rax, x86::qword_ptr(x86::rsp));
     a.mov(Emitter::frame_q(layout::kFramePrevInstr), x86::rax);
     a.mov(x86::r15, x86::r10);
     a.mov(x86::rdi, Emitter::tstate);
     a.mov(x86::rsi, x86::r10);
     a.xor_(x86::edx, x86::edx);
-    a.call(x86::qword_ptr(x86::r9, offsetof(PyjRecord, entry)));
+    a.call(x86::qword_ptr(x86::r9, offsetof(PyjionCodeView, entry)));
     a.mov(x86::r14, x86::rax);
     a.mov(x86::rdi, Emitter::tstate);
     a.mov(x86::rsi, x86::r15);

@@ -3,7 +3,6 @@
 
 #include "code_extra.h"
 #include "cstack_guard.h"
-#include "record.h"
 #include "runtime/arg_binding.h"
 #include "cpython/interp_state.h"
 #include "front/opcodes.h"
@@ -125,13 +124,13 @@ __attribute__((always_inline)) inline bool evaluator_is_hook(PyThreadState *ts)
 // tracer nor the profiler needs to see the call; the C stack guard is the
 // hook's own. Inline in the direct paths (a call or a generator resume each
 // ask once), the record's own fields first.
-__attribute__((always_inline)) inline PyjRecord *entry_record(PyThreadState *ts, PyCodeObject *code)
+__attribute__((always_inline)) inline PyjionCodeView *entry_record(PyThreadState *ts, PyCodeObject *code)
 {
     auto *extra = static_cast<PyjCodeExtraLayout *>(code->co_extra);
     Py_ssize_t index = hook_state.record_index;
     if (extra == nullptr || index < 0 || index >= extra->ce_size) return nullptr;
-    auto *rec = static_cast<PyjRecord *>(extra->ce_extras[index]);
-    if (rec == nullptr || rec->state != PYJ_COMPILED || hook_state.profiling || ts->cframe->use_tracing) {
+    auto *rec = static_cast<PyjionCodeView *>(extra->ce_extras[index]);
+    if (rec == nullptr || rec->state != PYJION_CODE_COMPILED || hook_state.profiling || ts->cframe->use_tracing) {
         return nullptr;
     }
     if (!evaluator_is_hook(ts)) return nullptr;
@@ -139,7 +138,7 @@ __attribute__((always_inline)) inline PyjRecord *entry_record(PyThreadState *ts,
 }
 }  // namespace
 
-PyjRecord *compiled_record(PyThreadState *ts, PyCodeObject *code) { return entry_record(ts, code); }
+PyjionCodeView *compiled_record(PyThreadState *ts, PyCodeObject *code) { return entry_record(ts, code); }
 
 // Releases what the frame owns (3.11's _PyFrame_Clear), with one more level
 // of recursion budget spent meanwhile, as _PyEvalFrameClearAndPop does.
@@ -250,7 +249,7 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     if ((code->co_flags & kMakesGenerator) == CO_GENERATOR) {
         // A plain generator function already compiled: the generator is made
         // here, without the hook and the interpreter's RETURN_GENERATOR.
-        PyjRecord *rec = entry_record(ts, code);
+        PyjionCodeView *rec = entry_record(ts, code);
         const _Py_CODEUNIT *start = rec != nullptr ? generator_start(code) : nullptr;
         if (start != nullptr) {
             rec->calls++;
@@ -261,7 +260,7 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     // Any other generator or coroutine function's frame is run by the hook:
     // the interpreter's RETURN_GENERATOR moves its contents into the new
     // object and leaves this frame empty to release.
-    PyjRecord *rec = (code->co_flags & kMakesGenerator) ? nullptr : entry_record(ts, code);
+    PyjionCodeView *rec = (code->co_flags & kMakesGenerator) ? nullptr : entry_record(ts, code);
     if (rec != nullptr) {
         rec->calls++;
         result = rec->entry(ts, frame, 0);
@@ -408,7 +407,7 @@ namespace {
 // machine code is entered without the hook. PYGEN_NEXT with the yielded
 // value, PYGEN_RETURN with the returned one (the frame then released), or
 // PYGEN_ERROR with the exception set.
-__attribute__((always_inline)) inline PySendResult resume_compiled(PyGenObject *gen, PyjRecord *rec,
+__attribute__((always_inline)) inline PySendResult resume_compiled(PyGenObject *gen, PyjionCodeView *rec,
                                                                    PyObject *value, PyThreadState *ts,
                                                                    PyObject **presult)
 {
@@ -451,7 +450,7 @@ PyObject *gen_next(PyObject *obj, PyThreadState *ts)
     // Only a generator that can be resumed (not running, not finished) whose
     // code may be entered directly; anything else, errors included, is
     // gen_iternext's.
-    PyjRecord *rec = gen->gi_frame_state < FRAME_EXECUTING ? entry_record(ts, frame->f_code) : nullptr;
+    PyjionCodeView *rec = gen->gi_frame_state < FRAME_EXECUTING ? entry_record(ts, frame->f_code) : nullptr;
     if (rec == nullptr) return Py_TYPE(obj)->tp_iternext(obj);
     PyObject *result;
     PySendResult status = resume_compiled(gen, rec, Py_None, ts, &result);
@@ -473,7 +472,7 @@ PySendResult gen_send(PyThreadState *ts, PyObject *receiver, PyObject *value, Py
         // value other than None is sent to (gen_send_ex2 raises for that).
         bool resumable = gen->gi_frame_state == FRAME_SUSPENDED ||
                          (gen->gi_frame_state == FRAME_CREATED && value == Py_None);
-        PyjRecord *rec = resumable ? entry_record(ts, frame->f_code) : nullptr;
+        PyjionCodeView *rec = resumable ? entry_record(ts, frame->f_code) : nullptr;
         if (rec != nullptr) return resume_compiled(gen, rec, value, ts, presult);
     }
     return PyIter_Send(receiver, value, presult);

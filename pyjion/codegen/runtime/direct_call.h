@@ -8,7 +8,6 @@
 #pragma once
 
 #include "codegen_api.h"
-#include "record.h"
 #include "cpython/frame_layout.h"
 
 #include <asmjit/x86.h>
@@ -31,7 +30,7 @@ bool hook_is_evaluator(PyThreadState *ts);
 // The record of `code` when its machine code may be entered without the hook
 // (compiled, the hook is the frame evaluator, no tracer or profiler, C stack
 // left), else nullptr.
-PyjRecord *compiled_record(PyThreadState *ts, PyCodeObject *code);
+PyjionCodeView *compiled_record(PyThreadState *ts, PyCodeObject *code);
 
 // Releases what a finished frame owns (3.11's _PyFrame_Clear, frame objects
 // included); does not pop it.
