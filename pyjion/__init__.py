@@ -5,6 +5,8 @@
     pyjion.enable(profile=True); ...; pyjion.stats()   # call-level profile, no sys.setprofile
 
 The public API is a superset of Pyjion 2.0's; see __init__.pyi for types."""
+import collections
+import importlib
 import os
 import sys
 import types
@@ -54,7 +56,7 @@ class JitInfo:
 
     __slots__ = ("failed", "compile_result", "compiled", "optimizations", "pgc", "run_count",
                  "tracing", "profiling", "state", "reason", "tier", "code_size", "arg_types",
-                 "samples", "osr_entries")
+                 "samples", "osr_entries", "site_profile")
 
     def __init__(self, **fields):
         for name in self.__slots__:
@@ -151,7 +153,26 @@ def info(f):
         tracing=sys.gettrace() is not None or sys.getprofile() is not None,
         profiling=settings["profile"], state=state, reason=rec["reason"], tier=rec["tier"],
         code_size=rec["code_size"], arg_types=rec["arg_types"],
-        samples=rec["samples"], osr_entries=rec["osr_entries"])
+        samples=rec["samples"], osr_entries=rec["osr_entries"],
+        site_profile=_site_profile(_code_of(f)))
+
+
+class SiteProfile(collections.namedtuple("SiteProfile", "offset opname quickened state type")):
+    """What CPython's specialising interpreter learnt at one instruction site.
+
+    state: "specialised" (type says for what), "generic" (it tried and met other
+    or mixed types), "unseen" (not run since the code was quickened),
+    "not quickened" (the code never warmed up in the interpreter), "unprofiled"
+    (CPython 3.11 does not specialise this opcode)."""
+
+    __slots__ = ()
+
+
+def _site_profile(code):
+    # importlib, not an import statement: info() must not call a program's
+    # own builtins.__import__ (a test may be counting its imports).
+    codegen = importlib.import_module("pyjion._codegen")
+    return tuple(SiteProfile(*site) for site in codegen.site_profiles(code))
 
 
 def _compiled_code(f):

@@ -1,5 +1,5 @@
 # Public API of pyjion (a superset of Pyjion 2.0's).
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple, Union
 import enum
 import os
 
@@ -39,6 +39,15 @@ class JitInfo:
     arg_types: Tuple[Tuple[str, ...], ...]  # type profile: names of types seen per argument
     samples: int                  # sampler ticks that found it running interpreted (docs/tiering.md)
     osr_entries: int              # interpreted frames moved into its machine code at a loop header
+    site_profile: Tuple[SiteProfile, ...]   # per BINARY_OP/COMPARE_OP/subscript/attribute/call site
+
+class SiteProfile(NamedTuple):
+    """What CPython's specialising interpreter learnt at one site (co_code_adaptive)."""
+    offset: int       # bytecode offset, as dis shows it
+    opname: str       # "BINARY_OP", ...
+    quickened: str    # the instruction there now: "BINARY_OP_ADD_INT", "BINARY_OP_ADAPTIVE", ...
+    state: str        # "specialised" | "generic" | "unseen" | "not quickened" | "unprofiled"
+    type: str         # "int" | "float" | "str" | "list" | "tuple" | "dict" | "object"
 
 def enable(threshold: Optional[int] = None, profile: bool = False, jit: bool = True) -> bool:
     """Install the PEP 523 hook. threshold: calls before compiling (0 = first call; None keeps

@@ -5,6 +5,7 @@
 
 #include "runtime/attr_cache.h"
 #include "front/bytecode.h"
+#include "front/site_profile.h"
 #include "machine/code_heap.h"
 #include "compile.h"
 #include "machine/size_stats.h"
@@ -128,6 +129,24 @@ PYBIND11_MODULE(_codegen, m)
         return py::reinterpret_steal<py::object>(out.owner);
     }, py::arg("code"), py::arg("debug") = false, py::arg("max_instructions") = 0,
        "Compiles a code object (without installing it); raises ValueError with the reason if it cannot.");
+
+    m.def("site_profiles", [](py::object code) {
+        if (!PyCode_Check(code.ptr())) throw py::type_error("site_profiles() expects a code object");
+        auto *co = reinterpret_cast<PyCodeObject *>(code.ptr());
+        py::list out;
+        try {
+            pyjion::Bytecode bytecode(co);
+            for (const auto &p : pyjion::site_profiles(co, bytecode)) {
+                out.append(py::make_tuple(p.unit * 2, pyjion::opcode_name(p.opcode), pyjion::quickened_name(p.quickened),
+                                          pyjion::site_state_name(p.state), pyjion::seen_type_name(p.type)));
+            }
+        } catch (const pyjion::CompileError &e) {
+            throw py::value_error("cannot decode: " + e.what);
+        }
+        return out;
+    }, py::arg("code"),
+       "[(bytecode offset, opcode, quickened opcode, state, type)] per profiled site: what CPython's "
+       "specialising interpreter learnt there (front/site_profile.h).");
 
     m.def("set_dump_asm", [](py::object path) {
         if (path.is_none()) {

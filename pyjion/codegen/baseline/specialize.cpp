@@ -1,5 +1,7 @@
 #include "baseline/specialize.h"
 
+#include "front/site_profile.h"
+
 #include "cpython/interp_state.h"
 
 #include "front/opcodes.h"
@@ -48,17 +50,14 @@ bool is_bool_jump(int opcode);
 
 SiteTypes quickened_types(Compiler &c, bool binary_op)
 {
-    int unit = c.current().index;
-    int op = c.quickened_opcode(unit);
-    if (binary_op) {
-        switch (op) {
-        case BINARY_OP_ADD_INT: case BINARY_OP_SUBTRACT_INT: case BINARY_OP_MULTIPLY_INT:
-            return SiteTypes::kInts;
-        case BINARY_OP_ADD_FLOAT: case BINARY_OP_SUBTRACT_FLOAT: case BINARY_OP_MULTIPLY_FLOAT:
-            return SiteTypes::kFloats;
-        case BINARY_OP_ADD_UNICODE: case BINARY_OP_INPLACE_ADD_UNICODE:
-            return SiteTypes::kOther;
-        case BINARY_OP_ADAPTIVE: {
+    SiteProfile seen = site_profile(c.code(), c.current());
+    switch (seen.state) {
+    case SiteState::kSpecialised:
+        if (seen.type == SeenType::kInt) return SiteTypes::kInts;
+        if (seen.type == SeenType::kFloat) return SiteTypes::kFloats;
+        return SiteTypes::kOther;
+    case SiteState::kUnseen: case SiteState::kGeneric:
+        if (binary_op) {
             // 3.11 specialises only +, - and * (in place or not): for the
             // other operators an adaptive site says nothing.
             int nb = c.current().oparg;
@@ -66,15 +65,6 @@ SiteTypes quickened_types(Compiler &c, bool binary_op)
                                  nb == NB_INPLACE_SUBTRACT || nb == NB_MULTIPLY || nb == NB_INPLACE_MULTIPLY;
             return specialisable ? SiteTypes::kOther : SiteTypes::kUnknown;
         }
-        default:
-            return SiteTypes::kUnknown;
-        }
-    }
-    switch (op) {
-    case COMPARE_OP_INT_JUMP: return SiteTypes::kInts;
-    case COMPARE_OP_FLOAT_JUMP: return SiteTypes::kFloats;
-    case COMPARE_OP_STR_JUMP: return SiteTypes::kOther;
-    case COMPARE_OP_ADAPTIVE:
         // 3.11 specialises only a comparison that a conditional jump follows
         if (const Instr *next = c.fusable_next()) {
             if (is_bool_jump(next->opcode)) return SiteTypes::kOther;
@@ -89,13 +79,10 @@ SiteTypes quickened_types(Compiler &c, bool binary_op)
 
 SubscrPaths subscr_paths(Compiler &c)
 {
-    int unit = c.current().index;
-    switch (c.quickened_opcode(unit)) {
-    case BINARY_SUBSCR: return {true, true};   // not quickened (eager mode)
-    case BINARY_SUBSCR_LIST_INT: return {true, false};
-    case BINARY_SUBSCR_TUPLE_INT: return {false, true};
-    default: return {false, false};
-    }
+    SiteProfile seen = site_profile(c.code(), c.current());
+    if (seen.state == SiteState::kNotQuickened) return {true, true};   // eager mode: nothing learnt
+    if (seen.state != SiteState::kSpecialised) return {false, false};
+    return {seen.type == SeenType::kList, seen.type == SeenType::kTuple};
 }
 
 void guard_type(Compiler &c, const x86::Gp &obj, PyTypeObject *type, const Label &fail)

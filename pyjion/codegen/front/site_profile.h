@@ -1,0 +1,51 @@
+// Type profiles per instruction site: what CPython 3.11's specialising
+// interpreter learnt where the code ran interpreted, read off the quickened
+// instructions in co_code_adaptive and their adaptive counters. Code compiled
+// once warm (the default) has run there first, so its sites say which types
+// they met. The optimising tier speculates on these; info(f) shows them.
+#pragma once
+
+#include <Python.h>
+#include <vector>
+
+#include "front/bytecode.h"
+
+namespace pyjion {
+
+// What a site's quickened instruction says about the site.
+enum class SiteState : uint8_t {
+    kNotQuickened,   // the code was never warm in the interpreter: nothing learnt
+    kUnseen,         // quickened, but the site has not run since
+    kGeneric,        // the interpreter tried to specialise and could not (other
+                     // or mixed types), or gave a specialisation up after misses
+    kSpecialised,    // the interpreter runs a specialised form (quickened)
+    kUnprofiled,     // 3.11 has no specialised form of this opcode (FOR_ITER)
+};
+
+// The type a specialisation stands for: the operands' of BINARY_OP and
+// COMPARE_OP, the container's of BINARY_SUBSCR, STORE_SUBSCR and
+// UNPACK_SEQUENCE; kObject for every other specialisation (attribute kinds,
+// call kinds: `quickened` tells which) and for unspecialised sites.
+enum class SeenType : uint8_t { kObject, kInt, kFloat, kStr, kList, kTuple, kDict };
+
+struct SiteProfile {
+    int unit;           // code unit of the instruction (prev_instr's index)
+    int opcode;         // the instruction's own opcode (BINARY_OP, ...)
+    int quickened;      // the opcode co_code_adaptive holds there
+    SiteState state;
+    SeenType type;
+};
+
+// Whether `opcode` is a site the profile covers.
+bool is_profile_site(int opcode);
+// The profile of one instruction (which must be a profile site).
+SiteProfile site_profile(PyCodeObject *code, const Instr &ins);
+// Every profile site of the code, in bytecode order.
+std::vector<SiteProfile> site_profiles(PyCodeObject *code, const Bytecode &bytecode);
+
+const char *site_state_name(SiteState state);
+const char *seen_type_name(SeenType type);
+// The name of a quickened opcode (specialised forms included), for display.
+const char *quickened_name(int opcode);
+
+}  // namespace pyjion
