@@ -6,6 +6,7 @@
 #include "runtime/attr_cache.h"
 #include "front/bytecode.h"
 #include "front/site_profile.h"
+#include "opt/type_infer.h"
 #include "machine/code_heap.h"
 #include "compile.h"
 #include "machine/size_stats.h"
@@ -147,6 +148,20 @@ PYBIND11_MODULE(_codegen, m)
     }, py::arg("code"),
        "[(bytecode offset, opcode, quickened opcode, state, type)] per profiled site: what CPython's "
        "specialising interpreter learnt there (front/site_profile.h).");
+
+    m.def("infer_types", [](py::object code) {
+        if (!PyCode_Check(code.ptr())) throw py::type_error("infer_types() expects a code object");
+        auto *co = reinterpret_cast<PyCodeObject *>(code.ptr());
+        try {
+            pyjion::Bytecode bytecode(co);
+            pyjion::opt::TypeInference types(co, bytecode);
+            return types.describe();
+        } catch (const pyjion::CompileError &e) {
+            throw py::value_error("cannot decode: " + e.what);
+        }
+    }, py::arg("code"),
+       "The optimising tier's types before each instruction and its decision there, one line per "
+       "instruction (opt/type_infer.h): offset, opcode, decision, typed locals, [stack].");
 
     m.def("set_dump_asm", [](py::object path) {
         if (path.is_none()) {
