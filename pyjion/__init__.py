@@ -56,7 +56,7 @@ class JitInfo:
 
     __slots__ = ("failed", "compile_result", "compiled", "optimizations", "pgc", "run_count",
                  "tracing", "profiling", "state", "reason", "tier", "code_size", "arg_types",
-                 "samples", "osr_entries", "site_profile")
+                 "samples", "osr_entries", "site_profile", "exits")
 
     def __init__(self, **fields):
         for name in self.__slots__:
@@ -154,7 +154,8 @@ def info(f):
         profiling=settings["profile"], state=state, reason=rec["reason"], tier=rec["tier"],
         code_size=rec["code_size"], arg_types=rec["arg_types"],
         samples=rec["samples"], osr_entries=rec["osr_entries"],
-        site_profile=_site_profile(_code_of(f)))
+        site_profile=_site_profile(_code_of(f)),
+        exits=dict(rec["owner"].exits) if rec["owner"] is not None else {})
 
 
 class SiteProfile(collections.namedtuple("SiteProfile", "offset opname quickened state type")):
@@ -190,7 +191,10 @@ def native(f):
 
 def stats():
     """Profiler data per function and JIT counters; see __init__.pyi."""
-    return {"functions": _eval.function_stats(), "jit": _eval.jit_stats()}
+    jit = _eval.jit_stats()
+    codegen = sys.modules.get("pyjion._codegen")
+    jit["exits"] = codegen.exit_counts() if codegen is not None else {}
+    return {"functions": _eval.function_stats(), "jit": jit}
 
 
 def reset_stats():

@@ -34,12 +34,13 @@ class JitInfo:
     # pyjion's own fields
     state: str                    # "interpreted" | "compiling" | "compiled" | "failed"
     reason: Optional[str]         # why it failed, e.g. "unsupported opcode LOAD_GLOBAL at offset 4"
-    tier: int                     # 0 interpreter, 1 baseline machine code
+    tier: int                     # 0 interpreter, 1 baseline machine code, 2 optimising tier (unboxed ints/floats)
     code_size: int                # bytes of machine code (0 if none)
     arg_types: Tuple[Tuple[str, ...], ...]  # type profile: names of types seen per argument
     samples: int                  # sampler ticks that found it running interpreted (docs/tiering.md)
     osr_entries: int              # interpreted frames moved into its machine code at a loop header
     site_profile: Tuple[SiteProfile, ...]   # per BINARY_OP/COMPARE_OP/subscript/attribute/call site
+    exits: Dict[str, int]         # optimising tier: side exits taken, by name ("guard_int", "int_overflow", ...)
 
 class SiteProfile(NamedTuple):
     """What CPython's specialising interpreter learnt at one site (co_code_adaptive)."""
@@ -93,7 +94,8 @@ def stats() -> Dict[str, Any]:
                                     "callers": {FunctionKey: {"calls", "primitive_calls",
                                                               "total_time", "own_time"}}}},
         "jit": {"compiled": int, "failed": int, "failed_reasons": {str: int},
-                "compile_time_s": float, "code_bytes": int, "instructions": int}}
+                "compile_time_s": float, "code_bytes": int, "instructions": int,
+                "exits": {str: int}}}   # the optimising tier's side exits by name, all code
     "functions" holds data only while/after profiling (enable(profile=True))."""
 
 def reset_stats() -> None: ...

@@ -7,6 +7,7 @@
 #include "front/bytecode.h"
 #include "front/site_profile.h"
 #include "opt/type_infer.h"
+#include "runtime/unboxed.h"
 #include "machine/code_heap.h"
 #include "compile.h"
 #include "machine/size_stats.h"
@@ -32,6 +33,7 @@ int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionC
     out->code_size = 0;
     out->instructions = 0;
     out->osr_entry = nullptr;
+    out->tier = 0;
     const char *problem = nullptr;
     std::string text;
     try {
@@ -42,12 +44,14 @@ int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionC
         opts.debug = options != nullptr && options->debug;
         opts.max_instructions = options != nullptr ? options->max_instructions : 0;
         if (options != nullptr && options->compact_above >= 0) opts.compact_above = options->compact_above;
+        opts.opt = options != nullptr && options->opt;
         opts.dump_asm = g_dump_asm ? &g_dump_asm_path : nullptr;
         std::unique_ptr<CompiledCode> compiled = pyjion::compile_code(reinterpret_cast<PyCodeObject *>(code), opts);
         out->entry = reinterpret_cast<PyjionEntry>(compiled->entry());
         out->code_size = static_cast<Py_ssize_t>(compiled->size());
         out->instructions = static_cast<Py_ssize_t>(compiled->marks().size());
         out->osr_entry = reinterpret_cast<PyjionEntry>(compiled->osr_entry());
+        out->tier = compiled->exit_counts() != nullptr ? 2 : 1;
         py::object owner = py::cast(std::move(compiled));
         out->owner = owner.release().ptr();
         out->result = PYJION_RESULT_SUCCESS;
@@ -112,15 +116,26 @@ PYBIND11_MODULE(_codegen, m)
             }
             return out;
         }, "[(native offset, bytecode offset, opcode name, oparg)] at each bytecode boundary")
+        .def_property_readonly("tier", [](const CompiledCode &c) { return c.exit_counts() != nullptr ? 2 : 1; },
+                               "1: baseline code; 2: the optimising tier (unboxed ints and floats)")
+        .def_property_readonly("exits", [](const CompiledCode &c) {
+            py::dict out;
+            if (const uint64_t *counts = c.exit_counts()) {
+                for (int k = 0; k < pyjion::unboxed::kExitKinds; k++) {
+                    if (counts[k] != 0) out[py::str(pyjion::unboxed::exit_name(k))] = counts[k];
+                }
+            }
+            return out;
+        }, "{exit name: times taken} of the optimising tier's side exits in this code")
         .def_property_readonly("calls", [](const CompiledCode &c) {
             py::list out;
             for (const auto &call : c.calls()) out.append(py::make_tuple(call.native_offset, call.name));
             return out;
         }, "[(native offset after the call, callee name)]");
 
-    m.def("compile", [](py::object code, bool debug, int max_instructions) {
+    m.def("compile", [](py::object code, bool debug, int max_instructions, bool opt) {
         if (!PyCode_Check(code.ptr())) throw py::type_error("compile() expects a code object");
-        PyjionCompileOptions options{debug ? 1 : 0, max_instructions, -1};
+        PyjionCompileOptions options{debug ? 1 : 0, max_instructions, -1, opt ? 1 : 0};
         PyjionCompileResult out;
         if (capsule_compile(code.ptr(), &options, &out) < 0) throw py::error_already_set();
         if (out.owner == nullptr) {
@@ -128,8 +143,16 @@ PYBIND11_MODULE(_codegen, m)
             throw py::value_error(std::string("cannot compile: ") + std::string(reason));
         }
         return py::reinterpret_steal<py::object>(out.owner);
-    }, py::arg("code"), py::arg("debug") = false, py::arg("max_instructions") = 0,
+    }, py::arg("code"), py::arg("debug") = false, py::arg("max_instructions") = 0, py::arg("opt") = true,
        "Compiles a code object (without installing it); raises ValueError with the reason if it cannot.");
+
+    m.def("exit_counts", []() {
+        py::dict out;
+        for (int k = 0; k < pyjion::unboxed::kExitKinds; k++) {
+            out[py::str(pyjion::unboxed::exit_name(k))] = pyjion::unboxed::g_exits[k];
+        }
+        return out;
+    }, "{exit name: times taken} of the optimising tier's side exits, all code, since start-up.");
 
     m.def("site_profiles", [](py::object code) {
         if (!PyCode_Check(code.ptr())) throw py::type_error("site_profiles() expects a code object");

@@ -41,6 +41,7 @@ cdef extern from "codegen_api.h":
         int debug
         int max_instructions
         int compact_above
+        int opt
     ctypedef struct PyjionCompileResult:
         int result
         PyjionEntry entry
@@ -49,6 +50,7 @@ cdef extern from "codegen_api.h":
         Py_ssize_t code_size
         Py_ssize_t instructions
         PyjionEntry osr_entry
+        int tier
     ctypedef struct PyjionHookState:
         Py_ssize_t record_index
         void *evaluator
@@ -262,7 +264,7 @@ cdef int finish_compile(PyjRecord *rec, PyjionCompileResult *out, double seconds
         rec.osr_entry = out.osr_entry
         rec.owner = out.owner
         rec.code_size = out.code_size
-        rec.tier = 1
+        rec.tier = out.tier
         rec.view.state = PYJ_COMPILED
         g_compiled += 1
         g_code_bytes += out.code_size
@@ -552,6 +554,7 @@ def _ensure_extra_index():
 
 g_options.max_instructions = 50000   # bigger (generated) code stays interpreted
 g_options.compact_above = DEFAULT_COMPACT_ABOVE
+g_options.opt = 1
 
 
 def _count_setting(name, value, limit):
@@ -580,6 +583,7 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max
         g_jit = bool(jit)
     if pgc is not None:
         g_pgc = bool(pgc)
+        g_options.opt = 1 if g_pgc else 0   # the optimising tier speculates on the profile
     if debug is not None:
         g_options.debug = 1 if debug else 0
     if max_instructions is not None:

@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 7
+#define PYJION_CODEGEN_API_VERSION 8
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -38,6 +38,9 @@ typedef struct {
      * their inline-cache sites compact: calls of shared stubs
      * (codegen/baseline/site_stubs.h). 0: every code object; -1: the default. */
     int compact_above;
+    /* The optimising tier (codegen/opt/): unboxed ints and floats where the
+     * types and the interpreter's profile allow. 0: baseline code only. */
+    int opt;
 } PyjionCompileOptions;
 
 typedef struct {
@@ -52,6 +55,7 @@ typedef struct {
      * `entry`, but the third argument is the header's code unit (a value of
      * osr_header), not throwflag. NULL when the code has no loops. */
     PyjionEntry osr_entry;
+    int tier;                /* 1 baseline, 2 optimising tier (set on success) */
 } PyjionCompileResult;
 
 /* What machine code and codegen/ read of the hook's per-code record: the

@@ -47,17 +47,22 @@ void Compiler::compile()
     // Compiled after the interpreter ran it: carry its warm-up count over
     // (co_warmup counts up from -kWarmupDelay to 0).
     *warmup_ = static_cast<uint64_t>(std::max<int>(0, static_cast<int>(kWarmupDelay) + code_->co_warmup));
+    if (options_.opt) tier_ = opt::UnboxedFrame::plan(*this, code_, bytecode_);
     find_loops();
     compact_ = Py_SIZE(code_) > options_.compact_above;
     emit_prologue();
     for (size_t k = 0; k < instrs.size(); k++) {
         const Instr &ins = instrs[k];
+        if (tier_ && k > 0 && instrs[k - 1].depth >= 0 && !ends_block(instrs[k - 1].opcode)) {
+            tier_->fall_into(static_cast<int>(k));
+        }
         a.bind(labels_[k]);
         boundaries_.push_back(BoundaryMark{ins.offset(), ins.opcode, ins.oparg, labels_[k]});
         if (a.logger() != nullptr) comment_boundary(ins);
         if (ins.depth < 0) continue;   // unreachable: nothing to emit
         cur_ = &ins;
         depth_ = ins.depth;
+        if (tier_) tier_->at_boundary(static_cast<int>(k));
         if (options_.debug) {
             em_.set_prev_instr(ins.index);
             a.lea(x86::rdi, Emitter::frame_address());
@@ -68,7 +73,12 @@ void Compiler::compile()
         if (needs_tracing_check(k)) emit_tracing_check(ins);
         fused_next_ = false;
         em_.begin_instr(ins.opcode);
-        dispatch(ins);
+        if (tier_ && tier_->emit(static_cast<int>(k))) {
+            depth_ = tier_->depth();
+        } else {
+            dispatch(ins);
+            if (tier_) tier_->after_baseline(static_cast<int>(fused_next_ ? k + 1 : k), depth_);
+        }
         em_.end_instr();
         const Instr *last = &ins;
         if (fused_next_) {
@@ -153,7 +163,9 @@ void Compiler::emit_tracing_check(const Instr &ins) { emit_tracing_check_at(ins.
 void Compiler::emit_tracing_check_at(int start, int depth)
 {
     auto &a = em_.as();
-    Label deopt = tracing_exit(start, depth);
+    Label deopt = tier_ && tier_->holds_unboxed()
+                      ? tier_->exit(unboxed::kExitTracing, bytecode_.instr_at(start), depth)
+                      : tracing_exit(start, depth);
     a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
     a.cmp(x86::byte_ptr(x86::rax, layout::kCFrameUseTracing), 0);
     a.jne(deopt);
@@ -230,7 +242,8 @@ void Compiler::emit_frame_entry()
     a.push(x86::r13);
     a.push(x86::r14);
     a.push(x86::r15);
-    a.sub(x86::rsp, 8);   // keep rsp 16-byte aligned at calls
+    // 8: keeps rsp 16-byte aligned at calls; the optimising tier's shadow slots below it.
+    a.sub(x86::rsp, 8 + (tier_ ? tier_->shadow_bytes() : 0));
     a.mov(Emitter::tstate, x86::rdi);
     a.lea(Emitter::frame, x86::ptr(x86::rsi, Emitter::kFrameBias));   // see Emitter::frame_q
     a.mov(x86::r15d, x86::edx);
@@ -302,7 +315,8 @@ void Compiler::emit_osr_entry()
     emit_frame_entry();
     for (const LoopHeader &loop : loops_) {
         a.cmp(x86::r15d, loop.header);
-        a.je(labels_[bytecode_.instr_at(loop.header)]);
+        int k = bytecode_.instr_at(loop.header);
+        a.je(tier_ ? tier_->osr_target(k) : labels_[k]);
     }
     a.lea(x86::rdi, Emitter::frame_address());
     CALL(rt::pyj_rt_bad_resume);
@@ -360,7 +374,7 @@ void Compiler::emit_epilogue()
     a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
     a.bind(exit_restore_);
     a.mov(x86::rax, x86::r14);
-    a.add(x86::rsp, 8);
+    a.add(x86::rsp, 8 + (tier_ ? tier_->shadow_bytes() : 0));
     a.pop(x86::r15);
     a.pop(x86::r14);
     a.pop(x86::r13);
@@ -462,7 +476,7 @@ Label Compiler::label_for(int target_unit)
                            "jump from offset " + std::to_string(cur_->offset()) + " with stack depth " +
                                std::to_string(depth_) + " to a target expecting " + std::to_string(target.depth)};
     }
-    return labels_[k];
+    return tier_ ? tier_->edge(k) : labels_[k];
 }
 
 void Compiler::jump_to(int target_unit) { jump_to(target_unit, *cur_); }

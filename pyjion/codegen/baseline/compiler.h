@@ -11,6 +11,7 @@
 #include "front/bound_locals.h"
 #include "front/bytecode.h"
 #include "machine/emitter.h"
+#include "opt/unboxed_frame.h"
 #include "runtime/inline_cache.h"
 
 // Calls a C function from a visitor, naming it in the disassembly.
@@ -27,6 +28,8 @@ struct CompileOptions {
     // Where to write the assembly listing of each compile ("-": stderr;
     // nullptr: no listing, and no logger is attached at all).
     const std::string *dump_asm = nullptr;
+    // The optimising tier (opt/unboxed_frame.h) where it has something to unbox.
+    bool opt = false;
 };
 
 // What a compile produced, before it is placed in executable memory.
@@ -59,6 +62,9 @@ public:
     // Loops the OSR entry can enter, and that entry (bound only if there are any).
     const std::vector<LoopHeader> &loops() const { return loops_; }
     const asmjit::Label &osr_entry() const { return osr_entry_; }
+    // The optimising tier's exit counters (runtime/unboxed.h's kinds), or
+    // nullptr where the code is baseline only.
+    const uint64_t *exit_counts() const { return tier_ ? tier_->exit_counts()->counts : nullptr; }
 
 private:
 #define OPCODE(name, num, caches, jump) void visit_##name(const Instr &ins);
@@ -167,6 +173,9 @@ public:
     const Instr *fusable_next() const;
     void fuse_next() { fused_next_ = true; }
     asmjit::Label label_for(int target_unit);
+    // Instruction number k's own label (no conversion of the frame on the way).
+    asmjit::Label label_at(int k) const { return labels_[k]; }
+    bool local_certainly_bound(int k, int index) const { return bound_.certain(k, index); }
     // The STORE_FAST right after the current BINARY_OP + / += that an in-place
     // string concatenation may do itself (see concat_target), or nullptr.
     const Instr *concat_store() const;
@@ -214,6 +223,7 @@ private:
     std::vector<LoopHeader> loops_;
     bool compact_ = false;
     asmjit::Label osr_entry_;
+    std::unique_ptr<opt::UnboxedFrame> tier_;   // set by compile() when the tier applies
 
 public:
     // Leaves the frame suspended (YIELD_VALUE): r14 holds the value to return

@@ -42,6 +42,17 @@ constexpr int32_t kLongDigit0 = offsetof(PyLongObject, ob_digit);
 constexpr int32_t kFloatValue = offsetof(PyFloatObject, ob_fval);
 static_assert(PyLong_SHIFT == 30, "fast paths assume 30-bit int digits");
 
+// range_iterator (Objects/rangeobject.c keeps the struct private): the
+// optimising tier steps it inline in FOR_ITER.
+struct RangeIterLayout {
+    PyObject_HEAD
+    long index, start, step, len;
+};
+constexpr int32_t kRangeIterIndex = offsetof(RangeIterLayout, index);
+constexpr int32_t kRangeIterStart = offsetof(RangeIterLayout, start);
+constexpr int32_t kRangeIterStep = offsetof(RangeIterLayout, step);
+constexpr int32_t kRangeIterLen = offsetof(RangeIterLayout, len);
+
 // A generator's frame is embedded in the generator object (gi_iframe).
 constexpr int32_t kGenFrameStateFromFrame =
     static_cast<int32_t>(offsetof(PyGenObject, gi_frame_state)) - static_cast<int32_t>(offsetof(PyGenObject, gi_iframe));

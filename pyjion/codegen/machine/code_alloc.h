@@ -58,6 +58,11 @@ public:
         loops_ = std::move(loops);
     }
     void *osr_entry() const { return osr_entry_; }
+    // The optimising tier's side exits taken so far, per kind
+    // (runtime/unboxed.h; counters in this code's site data); nullptr for
+    // baseline code.
+    void set_exit_counts(const uint64_t *counts) { exit_counts_ = counts; }
+    const uint64_t *exit_counts() const { return exit_counts_; }
     const std::vector<OsrLoop> &loops() const { return loops_; }
     // The header of the innermost loop whose body spans code unit `unit`, or
     // nullptr. Bodies are contiguous ranges [header, end] in 3.11's layout;
@@ -78,6 +83,7 @@ private:
     std::vector<NativeMark> marks_;
     std::vector<NativeCall> calls_;
     std::vector<std::unique_ptr<SiteData>> site_data_;   // inline caches the code points into
+    const uint64_t *exit_counts_ = nullptr;
     void *osr_entry_ = nullptr;
     std::vector<OsrLoop> loops_;
 };

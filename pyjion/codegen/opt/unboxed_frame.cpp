@@ -1,0 +1,797 @@
+#include "opt/unboxed_frame.h"
+
+#include <cstring>
+
+#include "baseline/compiler.h"
+#include "codegen_api.h"
+#include "cpython/frame_layout.h"
+#include "cpython/interp_state.h"
+#include "front/opcodes.h"
+#include "runtime/runtime.h"
+
+namespace pyjion::opt {
+
+using namespace asmjit;
+using model::Kind;
+using model::SlotKind;
+
+namespace {
+
+constexpr int kMaxShadowSlots = 64;
+
+bool unboxed_kind(SlotKind k) { return k.kind == Kind::Int64 || k.kind == Kind::Double; }
+
+SlotKind kind_for(VType t)
+{
+    if (t == VType::kInt) return SlotKind::int64();
+    if (t == VType::kFloat) return SlotKind::dbl();
+    return SlotKind::boxed_or_null();
+}
+
+bool is_pop_jump(int opcode)
+{
+    return opcode == POP_JUMP_FORWARD_IF_FALSE || opcode == POP_JUMP_FORWARD_IF_TRUE ||
+           opcode == POP_JUMP_BACKWARD_IF_FALSE || opcode == POP_JUMP_BACKWARD_IF_TRUE;
+}
+
+}  // namespace
+
+std::unique_ptr<UnboxedFrame> UnboxedFrame::plan(Compiler &c, PyCodeObject *code, const Bytecode &bytecode)
+{
+    if (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) return nullptr;
+    auto types = std::make_unique<TypeInference>(code, bytecode);
+    if (!types->unboxes_anything()) return nullptr;
+    auto frame = std::make_unique<UnboxedFrame>(c, code, bytecode, std::move(types));
+    if (frame->shadow_bytes() > kMaxShadowSlots * 8) return nullptr;
+    return frame;
+}
+
+UnboxedFrame::UnboxedFrame(Compiler &c, PyCodeObject *code, const Bytecode &bytecode,
+                           std::unique_ptr<TypeInference> types)
+    : c_(c), code_(code), bc_(bytecode), types_(std::move(types)), nlocals_(code->co_nlocalsplus),
+      rep_(code->co_nlocalsplus)
+{
+    // A shadow slot for every slot that is an int or a float anywhere.
+    std::vector<bool> numeric(nlocals_ + code->co_stacksize + 1, false);
+    for (size_t k = 0; k < bc_.instrs().size(); k++) {
+        const AbstractState *s = types_->state_at(static_cast<int>(k));
+        if (s == nullptr) continue;
+        for (int i = 0; i < nlocals_; i++) {
+            if (kind_for(s->locals[i]).kind != Kind::BoxedOrNull) numeric[i] = true;
+        }
+        for (size_t i = 0; i < s->stack.size() && nlocals_ + i < numeric.size(); i++) {
+            if (kind_for(s->stack[i]).kind != Kind::BoxedOrNull) numeric[nlocals_ + i] = true;
+        }
+        // A store whose local is a number only until a merge point just after.
+        const Instr &ins = bc_.instrs()[k];
+        if (ins.opcode == STORE_FAST && !s->stack.empty() && ins.oparg < nlocals_ &&
+            kind_for(s->stack.back()).kind != Kind::BoxedOrNull) {
+            numeric[ins.oparg] = true;
+        }
+    }
+    shadow_index_.assign(numeric.size(), -1);
+    int n = 0;
+    for (size_t i = 0; i < numeric.size(); i++) {
+        if (numeric[i]) shadow_index_[i] = n++;
+    }
+    shadow_bytes_ = (n + 1) / 2 * 16;
+    exits_ = c_.new_site_data<ExitCounts>();
+}
+
+x86::Mem UnboxedFrame::shadow(int slot) const
+{
+    if (slot < 0 || slot >= (int)shadow_index_.size() || shadow_index_[slot] < 0) {
+        throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: slot " + std::to_string(slot) +
+                                                             " has no shadow slot"};
+    }
+    return x86::qword_ptr(x86::rsp, 8 * shadow_index_[slot]);
+}
+
+x86::Mem UnboxedFrame::frame_slot(int slot) const { return c_.em().local(slot); }
+
+VType UnboxedFrame::type_of_stack(int k, int i) const
+{
+    const AbstractState *s = types_->state_at(k);
+    return s != nullptr && i >= 0 && i < (int)s->stack.size() ? s->stack[i] : VType::kObject;
+}
+
+model::FrameState UnboxedFrame::merge_state(int k) const
+{
+    model::FrameState s(nlocals_);
+    const AbstractState *types = types_->state_at(k);
+    int depth = instr(k).depth;
+    if (types == nullptr || (int)types->stack.size() != depth) {
+        s.set_depth(depth);
+        return s;
+    }
+    for (int i = 0; i < nlocals_; i++) s.set_local(i, kind_for(types->locals[i]));
+    for (int i = 0; i < depth; i++) s.push(kind_for(types->stack[i]));
+    return s;
+}
+
+model::FrameState UnboxedFrame::all_boxed(const model::FrameState &from) const
+{
+    model::FrameState s(nlocals_);
+    s.set_depth(from.depth());
+    return s;
+}
+
+Label UnboxedFrame::osr_target(int k)
+{
+    const AbstractState *types = types_->state_at(k);
+    unboxed::MovePlan plan;
+    auto one = [&](VType t, int slot, bool local) {
+        unboxed::MoveOp op;
+        switch (t) {
+        case VType::kInt: op = shadow_index_[slot] >= 0 ? unboxed::kUnboxInt : unboxed::kCheckInt; break;
+        case VType::kFloat: op = shadow_index_[slot] >= 0 ? unboxed::kUnboxFloat : unboxed::kCheckFloat; break;
+        case VType::kRangeIter: op = unboxed::kCheckRangeIter; break;
+        default: return;
+        }
+        plan.push_back({slot, shadow_index_[slot] >= 0 ? 8 * shadow_index_[slot] : 0, op, local});
+    };
+    if (types != nullptr) {
+        for (int i = 0; i < nlocals_; i++) one(types->locals[i], i, true);
+        for (int i = 0; i < (int)types->stack.size(); i++) one(types->stack[i], slot_of_stack(i), false);
+    }
+    auto *kept = c_.new_site_data<unboxed::MovePlan>();
+    *kept = plan;
+    int start = instr(k).start, depth = instr(k).depth;
+    Label header = c_.label_at(k);
+    return c_.em().cold([this, kept, start, depth, header](Emitter &e) {
+        auto &a = e.as();
+        a.lea(x86::rdi, Emitter::frame_address());
+        a.mov(x86::rsi, x86::rsp);
+        e.load_address(x86::rdx, kept->data());
+        a.mov(x86::ecx, static_cast<int>(kept->size()));
+        e.call(reinterpret_cast<const void *>(&unboxed::enter_loop), "unboxed::enter_loop");
+        a.test(x86::eax, x86::eax);
+        a.jz(header);
+        e.load_address(x86::rax, &exits_->counts[unboxed::kExitOsrTypes]);
+        a.inc(x86::qword_ptr(x86::rax));
+        e.load_address(x86::rax, &unboxed::g_exits[unboxed::kExitOsrTypes]);
+        a.inc(x86::qword_ptr(x86::rax));
+        a.jmp(c_.tracing_exit(start, depth));
+    });
+}
+
+bool UnboxedFrame::holds_unboxed() const
+{
+    for (const SlotKind &k : rep_.locals()) {
+        if (unboxed_kind(k)) return true;
+    }
+    for (const SlotKind &k : rep_.stack()) {
+        if (unboxed_kind(k)) return true;
+    }
+    return false;
+}
+
+unboxed::MovePlan UnboxedFrame::moves(const model::FrameState &from, const model::FrameState &to, int k) const
+{
+    unboxed::MovePlan plan;
+    auto one = [&](SlotKind f, SlotKind t, int slot, bool local) {
+        if (f.kind == t.kind || (!unboxed_kind(f) && !unboxed_kind(t))) return;
+        if (unboxed_kind(f) && unboxed_kind(t)) {
+            throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: an int meets a float at offset " +
+                                                                 std::to_string(instr(k).offset())};
+        }
+        unboxed::MoveOp op;
+        if (unboxed_kind(f)) {
+            op = f.kind == Kind::Int64 ? unboxed::kBoxInt : unboxed::kBoxFloat;
+        } else {
+            op = t.kind == Kind::Int64 ? unboxed::kUnboxInt : unboxed::kUnboxFloat;
+        }
+        plan.push_back(unboxed::SlotMove{slot, 8 * shadow_index_[slot], op, local});
+    };
+    for (int i = 0; i < nlocals_; i++) one(from.local(i), to.local(i), i, true);
+    for (int i = 0; i < from.depth() && i < to.depth(); i++) one(from.slot(i), to.slot(i), slot_of_stack(i), false);
+    return plan;
+}
+
+// Runs a plan of moves through the runtime (one call, however many slots);
+// if boxing ran out of memory, raises MemoryError at `unit` with the frame
+// boxed (`depth` values on the stack).
+void UnboxedFrame::emit_moves(const unboxed::MovePlan &plan, int unit, int depth)
+{
+    if (plan.empty()) return;
+    auto *kept = c_.new_site_data<unboxed::MovePlan>();
+    *kept = plan;
+    auto &a = c_.as();
+    c_.em().set_prev_instr(unit);   // boxing allocates: a collection may run code
+    a.lea(x86::rdi, Emitter::frame_address());
+    a.mov(x86::rsi, x86::rsp);
+    c_.em().load_address(x86::rdx, kept->data());
+    a.mov(x86::ecx, static_cast<int>(kept->size()));
+    c_.em().call(reinterpret_cast<const void *>(&unboxed::apply_moves), "unboxed::apply_moves");
+    a.test(x86::eax, x86::eax);
+    a.jnz(c_.error_exit_at(unit, depth));
+}
+
+void UnboxedFrame::box_everything(int unit)
+{
+    model::FrameState boxed = all_boxed(rep_);
+    emit_moves(moves(rep_, boxed, cur_k_), unit, rep_.depth());
+    rep_ = boxed;
+}
+
+void UnboxedFrame::fall_into(int k)
+{
+    if (!bc_.is_jump_target(instr(k).start) || instr(k).depth < 0) return;
+    model::FrameState to = merge_state(k);
+    if (rep_.depth() != to.depth()) {
+        throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT, "optimising tier: depth mismatch into offset " +
+                                                                 std::to_string(instr(k).offset())};
+    }
+    emit_moves(moves(rep_, to, k), instr(k).index, to.depth());
+    rep_ = to;
+}
+
+void UnboxedFrame::at_boundary(int k)
+{
+    cur_k_ = k;
+    fused_ = false;
+    in_baseline_ = false;
+    if (bc_.is_jump_target(instr(k).start)) {
+        rep_ = merge_state(k);
+    } else if (rep_.depth() != instr(k).depth) {
+        throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT, "optimising tier: depth mismatch at offset " +
+                                                                 std::to_string(instr(k).offset())};
+    }
+}
+
+Label UnboxedFrame::edge(int k)
+{
+    if (!bc_.is_jump_target(instr(k).start)) {
+        // A visitor's own jump past the next instruction (a fused store):
+        // the state there is the one falling through, everything boxed.
+        if (in_baseline_) return c_.label_at(k);
+        throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: a jump to offset " +
+                                                             std::to_string(instr(k).offset()) + ", no jump target"};
+    }
+    model::FrameState from = rep_;
+    if (in_baseline_) {
+        // A jump the baseline's visitor makes: everything is boxed, the stack
+        // at the target's depth.
+        from = model::FrameState(nlocals_);
+        from.set_depth(instr(k).depth);
+    }
+    model::FrameState to = merge_state(k);
+    unboxed::MovePlan plan = moves(from, to, k);
+    Label target = c_.label_at(k);
+    if (plan.empty()) return target;
+    int unit = c_.current().index, depth = to.depth();
+    return c_.em().cold([this, plan, unit, depth, target](Emitter &e) {
+        emit_moves(plan, unit, depth);
+        e.as().jmp(target);
+    });
+}
+
+Label UnboxedFrame::exit(int kind, int resume_k, int depth)
+{
+    model::FrameState snapshot = rep_;
+    int start = instr(resume_k).start, unit = instr(resume_k).index;
+    return c_.em().cold([this, snapshot, kind, start, unit, depth, resume_k](Emitter &e) {
+        auto &a = e.as();
+        emit_moves(moves(snapshot, all_boxed(snapshot), resume_k), unit, depth);
+        e.load_address(x86::rax, &exits_->counts[kind]);
+        a.inc(x86::qword_ptr(x86::rax));
+        e.load_address(x86::rax, &unboxed::g_exits[kind]);
+        a.inc(x86::qword_ptr(x86::rax));
+        a.jmp(c_.tracing_exit(start, depth));
+    });
+}
+
+// The eval breaker at a backward jump, with values unboxed: what the
+// breaker runs (signal handlers, other threads) sees the frame boxed; the
+// unboxed copies stay valid, so the boxes are released again after.
+void UnboxedFrame::emit_eval_breaker(int unit, int lookup_unit)
+{
+    auto &a = c_.as();
+    model::FrameState held = rep_;
+    Label back = a.newLabel();
+    int k = cur_k_;
+    Label pending = c_.em().cold([this, held, unit, lookup_unit, back, k](Emitter &e) {
+        auto &a = e.as();
+        int depth = held.depth();
+        emit_moves(moves(held, all_boxed(held), k), unit, depth);
+        e.set_prev_instr(unit);
+        a.mov(x86::rdi, Emitter::tstate);
+        e.call(reinterpret_cast<const void *>(&rt::pyj_rt_eval_breaker), "rt::pyj_rt_eval_breaker");
+        a.test(x86::eax, x86::eax);
+        a.jnz(c_.error_exit_at(unit, depth, Compiler::Raise::Error, lookup_unit));
+        unboxed::MovePlan release;
+        for (int i = 0; i < nlocals_; i++) {
+            if (unboxed_kind(held.local(i))) release.push_back({i, 8 * shadow_index_[i], unboxed::kRelease, true});
+        }
+        for (int i = 0; i < depth; i++) {
+            if (unboxed_kind(held.slot(i))) {
+                int slot = slot_of_stack(i);
+                release.push_back({slot, 8 * shadow_index_[slot], unboxed::kRelease, false});
+            }
+        }
+        emit_moves(release, unit, depth);
+        a.jmp(back);
+    });
+    c_.em().load_address(x86::rax, pyj_eval_breaker_address());
+    a.cmp(x86::dword_ptr(x86::rax), 0);
+    a.jne(pending);
+    a.bind(back);
+}
+
+void UnboxedFrame::after_baseline(int k, int depth)
+{
+    (void)k;
+    in_baseline_ = false;
+    const Instr &ins = instr(k);
+    if (ins.opcode == STORE_FAST || ins.opcode == DELETE_FAST) rep_.set_local(ins.oparg, SlotKind::boxed_or_null());
+    // What the visitor left on the stack is boxed; what it did not touch stays.
+    int keep = std::min(rep_.depth(), depth);
+    if (ins.opcode == STORE_FAST || ins.opcode == POP_TOP) keep = std::min(keep, rep_.depth() - 1);
+    model::FrameState next = rep_;
+    next.set_depth(keep);
+    next.set_depth(depth, SlotKind::boxed_or_null());
+    for (int i = keep; i < depth; i++) next.set_slot(i, SlotKind::boxed_or_null());
+    rep_ = next;
+    if (ins.opcode == GET_ITER && types_->decision(k).kind == OpKind::kRangeIter && k + 1 < (int)bc_.instrs().size()) {
+        // `range` was the builtin and made a range_iterator (not the
+        // long-range one): FOR_ITER can step it inline. Else the interpreter
+        // goes on from FOR_ITER.
+        auto &a = c_.as();
+        a.mov(x86::rax, c_.em().stack(depth - 1));
+        c_.em().load_address(x86::rcx, &PyRangeIter_Type);
+        a.cmp(x86::qword_ptr(x86::rax, layout::kObjectType), x86::rcx);
+        a.jne(exit(unboxed::kExitNotRangeIter, k + 1, depth));
+    }
+}
+
+bool UnboxedFrame::emit(int k)
+{
+    const Instr &ins = instr(k);
+    bool done = false;
+    switch (ins.opcode) {
+    case LOAD_FAST: done = emit_load_fast(k); break;
+    case STORE_FAST: done = emit_store_fast(k); break;
+    case LOAD_CONST: done = emit_load_const(k); break;
+    case POP_TOP: done = emit_pop_top(k); break;
+    case BINARY_OP:
+        if (types_->decision(k).kind == OpKind::kIntArith) done = emit_int_arith(k);
+        if (types_->decision(k).kind == OpKind::kFloatArith) done = emit_float_arith(k);
+        break;
+    case UNARY_NEGATIVE: done = emit_negative(k); break;
+    case COMPARE_OP: done = emit_compare(k); break;
+    case FOR_ITER: done = emit_for_iter(k); break;
+    case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT: done = emit_jump(k); break;
+    default: break;
+    }
+    if (done) return true;
+    // The baseline's visitor. Instructions that cannot raise, call out or
+    // leave, and touch only boxed values, keep the unboxed ones as they are.
+    bool transparent = false;
+    switch (ins.opcode) {
+    case NOP: case PUSH_NULL: case LOAD_CONST:
+        transparent = true;
+        break;
+    case LOAD_FAST:
+        transparent = c_.local_certainly_bound(k, ins.oparg);
+        break;
+    case STORE_FAST: case POP_TOP:
+        transparent = !unboxed_kind(rep_.peek());
+        break;
+    default:
+        break;
+    }
+    if (!transparent) box_everything(ins.index);
+    in_baseline_ = true;
+    return false;
+}
+
+bool UnboxedFrame::emit_load_fast(int k)
+{
+    SlotKind local = rep_.local(instr(k).oparg);
+    if (!unboxed_kind(local)) return false;
+    auto &a = c_.as();
+    a.mov(x86::rax, shadow(instr(k).oparg));
+    a.mov(shadow(slot_of_stack(rep_.depth())), x86::rax);
+    rep_.push(local);
+    return true;
+}
+
+bool UnboxedFrame::emit_store_fast(int k)
+{
+    const Instr &ins = instr(k);
+    SlotKind value = rep_.peek();
+    auto &a = c_.as();
+    if (!unboxed_kind(value) && unboxed_kind(rep_.local(ins.oparg))) {
+        // An object into a local held unboxed: its frame slot is NULL, and
+        // an unboxed value needs no release.
+        a.mov(x86::rax, frame_slot(slot_of_stack(rep_.depth() - 1)));
+        a.mov(frame_slot(ins.oparg), x86::rax);
+        rep_.pop();
+        rep_.set_local(ins.oparg, SlotKind::boxed());
+        return true;
+    }
+    if (!unboxed_kind(value) || shadow_index_[ins.oparg] < 0) return false;
+    if (!unboxed_kind(rep_.local(ins.oparg))) {
+        // The local's old object is released now, as STORE_FAST does.
+        a.mov(x86::rdi, frame_slot(ins.oparg));
+        a.mov(frame_slot(ins.oparg), 0);
+        c_.em().xdecref(x86::rdi, ins.index);
+    }
+    a.mov(x86::rax, shadow(slot_of_stack(rep_.depth() - 1)));
+    a.mov(shadow(ins.oparg), x86::rax);
+    rep_.pop();
+    rep_.set_local(ins.oparg, value);
+    return true;
+}
+
+bool UnboxedFrame::emit_load_const(int k)
+{
+    // Unboxed only where it goes straight into a local (`t = 0` before a
+    // loop); arithmetic reads a boxed constant's value as cheaply, and other
+    // consumers want the object.
+    if (k + 1 >= (int)bc_.instrs().size() || instr(k + 1).opcode != STORE_FAST) return false;
+    VType t = type_of_stack(k + 1, rep_.depth());
+    PyObject *v = PyTuple_GET_ITEM(code_->co_consts, instr(k).oparg);
+    uint64_t bits;
+    if (t == VType::kInt && PyLong_CheckExact(v)) {
+        bits = static_cast<uint64_t>(PyLong_AsLongLong(v));
+    } else if (t == VType::kFloat && PyFloat_CheckExact(v)) {
+        double d = PyFloat_AS_DOUBLE(v);
+        std::memcpy(&bits, &d, sizeof bits);
+    } else {
+        return false;
+    }
+    auto &a = c_.as();
+    a.mov(x86::rax, imm(bits));
+    a.mov(shadow(slot_of_stack(rep_.depth())), x86::rax);
+    rep_.push(t == VType::kInt ? SlotKind::int64() : SlotKind::dbl());
+    return true;
+}
+
+bool UnboxedFrame::emit_pop_top(int)
+{
+    if (!unboxed_kind(rep_.peek())) return false;
+    rep_.pop();
+    return true;
+}
+
+// An int input of the current instruction (value-stack slot `pos`) into
+// `dst` (r14 or r15): from its shadow slot, or unboxed from the frame, after
+// a type check where the types could not prove it (`guard`). Values beyond
+// two digits go through the runtime; one that does not fit int64 fails.
+void UnboxedFrame::load_int(int k, int pos, const Gp &dst, const Label &fail)
+{
+    auto &a = c_.as();
+    auto &em = c_.em();
+    SlotKind kind = rep_.slot(pos);
+    if (kind.kind == Kind::Int64) {
+        a.mov(dst, shadow(slot_of_stack(pos)));
+        return;
+    }
+    a.mov(x86::rdi, frame_slot(slot_of_stack(pos)));
+    if (type_of_stack(k, pos) != VType::kInt) {
+        em.load_address(x86::rax, &PyLong_Type);
+        a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
+        a.jne(fail);
+    }
+    Label big = a.newLabel(), done = a.newLabel();
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));
+    a.lea(x86::rax, x86::ptr(x86::rcx, 1));
+    a.cmp(x86::rax, 2);
+    a.ja(big);
+    a.mov(x86::eax, x86::dword_ptr(x86::rdi, layout::kLongDigit0));   // a zero's digit is never read as other than 0 x size
+    a.imul(x86::rax, x86::rcx);
+    a.mov(dst, x86::rax);
+    em.out_of_line([&] {
+        a.bind(big);
+        // The pad above the shadow slots holds the result.
+        a.lea(x86::rsi, x86::ptr(x86::rsp, shadow_bytes_));
+        em.call(reinterpret_cast<const void *>(&unboxed::long_to_int64), "unboxed::long_to_int64");
+        a.test(x86::eax, x86::eax);
+        a.jnz(fail);
+        a.mov(dst, x86::qword_ptr(x86::rsp, shadow_bytes_));
+        a.jmp(done);
+    });
+    a.bind(done);
+}
+
+// A float input into `dst`: from its shadow slot, converted from an int's,
+// or read from a float object (type-checked unless the types proved it).
+void UnboxedFrame::load_double(int k, int pos, const Xmm &dst, const Label &fail)
+{
+    auto &a = c_.as();
+    SlotKind kind = rep_.slot(pos);
+    if (kind.kind == Kind::Double) {
+        a.movsd(dst, shadow(slot_of_stack(pos)));
+        return;
+    }
+    if (kind.kind == Kind::Int64 || type_of_stack(k, pos) == VType::kInt) {
+        Gp scratch = dst == x86::xmm0 ? x86::r14 : x86::r15;
+        load_int(k, pos, scratch, fail);
+        a.cvtsi2sd(dst, scratch);   // rounds to nearest even, as int.__float__ does
+        return;
+    }
+    a.mov(x86::rdi, frame_slot(slot_of_stack(pos)));
+    if (type_of_stack(k, pos) != VType::kFloat) {
+        c_.em().load_address(x86::rax, &PyFloat_Type);
+        a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
+        a.jne(fail);
+    }
+    a.movsd(dst, x86::qword_ptr(x86::rdi, layout::kFloatValue));
+}
+
+// Releases the instruction's `n` boxed inputs (exact ints and floats: their
+// deallocation runs no code), the deepest first, as ceval does.
+void UnboxedFrame::release_boxed_inputs(int n)
+{
+    for (int i = n; i >= 1; i--) {
+        int pos = rep_.depth() - i;
+        if (unboxed_kind(rep_.slot(pos))) continue;
+        c_.as().mov(x86::rdi, frame_slot(slot_of_stack(pos)));
+        c_.em().decref(x86::rdi);
+    }
+}
+
+bool UnboxedFrame::emit_int_arith(int k)
+{
+    const Instr &ins = instr(k);
+    auto &a = c_.as();
+    int d = rep_.depth();
+    int lhs = d - 2, rhs = d - 1;
+    Label guard = exit(unboxed::kExitGuardInt, k, d);
+    Label overflow = exit(unboxed::kExitIntOverflow, k, d);
+    // The inputs are loaded before the decisions' exits are needed: the
+    // exits box from the state before the instruction.
+    load_int(k, lhs, x86::r14, guard);
+    load_int(k, rhs, x86::r15, guard);
+    switch (ins.oparg) {
+    case NB_ADD: case NB_INPLACE_ADD:
+        a.add(x86::r14, x86::r15);
+        a.jo(overflow);
+        break;
+    case NB_SUBTRACT: case NB_INPLACE_SUBTRACT:
+        a.sub(x86::r14, x86::r15);
+        a.jo(overflow);
+        break;
+    case NB_MULTIPLY: case NB_INPLACE_MULTIPLY:
+        a.imul(x86::r14, x86::r15);
+        a.jo(overflow);
+        break;
+    case NB_AND: case NB_INPLACE_AND: a.and_(x86::r14, x86::r15); break;
+    case NB_OR: case NB_INPLACE_OR: a.or_(x86::r14, x86::r15); break;
+    case NB_XOR: case NB_INPLACE_XOR: a.xor_(x86::r14, x86::r15); break;
+    case NB_FLOOR_DIVIDE: case NB_INPLACE_FLOOR_DIVIDE: case NB_REMAINDER: case NB_INPLACE_REMAINDER: {
+        bool floor_div = ins.oparg == NB_FLOOR_DIVIDE || ins.oparg == NB_INPLACE_FLOOR_DIVIDE;
+        Label ok = a.newLabel(), exact = a.newLabel();
+        a.test(x86::r15, x86::r15);
+        a.jz(exit(unboxed::kExitZeroDivisor, k, d));
+        a.cmp(x86::r15, -1);
+        a.jne(ok);
+        a.mov(x86::rax, imm(INT64_MIN));
+        a.cmp(x86::r14, x86::rax);
+        a.je(overflow);   // INT64_MIN // -1 does not fit (and idiv would trap)
+        a.bind(ok);
+        a.mov(x86::rax, x86::r14);
+        a.cqo();
+        a.idiv(x86::r15);
+        // Round the quotient towards negative infinity: a remainder whose sign
+        // differs from the divisor's moves by one divisor.
+        a.test(x86::rdx, x86::rdx);
+        a.jz(exact);
+        a.mov(x86::rcx, x86::rdx);
+        a.xor_(x86::rcx, x86::r15);
+        a.jns(exact);
+        a.dec(x86::rax);
+        a.add(x86::rdx, x86::r15);
+        a.bind(exact);
+        a.mov(x86::r14, floor_div ? x86::rax : x86::rdx);
+        break;
+    }
+    default:
+        throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: no int64 form of operator " +
+                                                             std::to_string(ins.oparg)};
+    }
+    a.mov(shadow(slot_of_stack(lhs)), x86::r14);
+    release_boxed_inputs(2);
+    rep_.drop(2);
+    rep_.push(SlotKind::int64());
+    return true;
+}
+
+bool UnboxedFrame::emit_float_arith(int k)
+{
+    const Instr &ins = instr(k);
+    auto &a = c_.as();
+    int d = rep_.depth();
+    Label guard = exit(unboxed::kExitGuardFloat, k, d);
+    load_double(k, d - 2, x86::xmm0, guard);
+    a.movq(x86::r14, x86::xmm0);   // helper calls in the next load clobber xmm registers
+    load_double(k, d - 1, x86::xmm1, guard);
+    a.movq(x86::xmm0, x86::r14);
+    switch (ins.oparg) {
+    case NB_ADD: case NB_INPLACE_ADD: a.addsd(x86::xmm0, x86::xmm1); break;
+    case NB_SUBTRACT: case NB_INPLACE_SUBTRACT: a.subsd(x86::xmm0, x86::xmm1); break;
+    case NB_MULTIPLY: case NB_INPLACE_MULTIPLY: a.mulsd(x86::xmm0, x86::xmm1); break;
+    case NB_TRUE_DIVIDE: case NB_INPLACE_TRUE_DIVIDE: {
+        // By 0.0 (or -0.0): the interpreter raises ZeroDivisionError.
+        Label nonzero = a.newLabel();
+        a.xorpd(x86::xmm2, x86::xmm2);
+        a.ucomisd(x86::xmm1, x86::xmm2);
+        a.jne(nonzero);
+        a.jp(nonzero);   // NaN
+        a.jmp(exit(unboxed::kExitZeroDivisor, k, d));
+        a.bind(nonzero);
+        a.divsd(x86::xmm0, x86::xmm1);
+        break;
+    }
+    default:
+        throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: no double form of operator " +
+                                                             std::to_string(ins.oparg)};
+    }
+    a.movsd(shadow(slot_of_stack(d - 2)), x86::xmm0);
+    release_boxed_inputs(2);
+    rep_.drop(2);
+    rep_.push(SlotKind::dbl());
+    return true;
+}
+
+bool UnboxedFrame::emit_negative(int k)
+{
+    OpKind kind = types_->decision(k).kind;
+    if (kind != OpKind::kIntArith && kind != OpKind::kFloatArith) return false;
+    auto &a = c_.as();
+    int d = rep_.depth();
+    if (kind == OpKind::kIntArith) {
+        load_int(k, d - 1, x86::r14, exit(unboxed::kExitGuardInt, k, d));
+        a.neg(x86::r14);
+        a.jo(exit(unboxed::kExitIntOverflow, k, d));
+        a.mov(shadow(slot_of_stack(d - 1)), x86::r14);
+    } else {
+        load_double(k, d - 1, x86::xmm0, exit(unboxed::kExitGuardFloat, k, d));
+        a.movq(x86::r14, x86::xmm0);
+        a.btc(x86::r14, 63);   // flips the sign, of 0.0 and NaN too, as float.__neg__ does
+        a.mov(shadow(slot_of_stack(d - 1)), x86::r14);
+    }
+    release_boxed_inputs(1);
+    rep_.drop(1);
+    rep_.push(kind == OpKind::kIntArith ? SlotKind::int64() : SlotKind::dbl());
+    return true;
+}
+
+bool UnboxedFrame::emit_compare(int k)
+{
+    const Instr &ins = instr(k);
+    OpKind kind = types_->decision(k).kind;
+    if (kind != OpKind::kIntCompare && kind != OpKind::kFloatCompare) return false;
+    auto &a = c_.as();
+    int d = rep_.depth();
+    int op = ins.oparg;
+    if (kind == OpKind::kIntCompare) {
+        Label guard = exit(unboxed::kExitGuardInt, k, d);
+        load_int(k, d - 2, x86::r14, guard);
+        load_int(k, d - 1, x86::r15, guard);
+        a.cmp(x86::r14, x86::r15);
+        switch (op) {
+        case Py_LT: a.setl(x86::al); break;
+        case Py_LE: a.setle(x86::al); break;
+        case Py_EQ: a.sete(x86::al); break;
+        case Py_NE: a.setne(x86::al); break;
+        case Py_GT: a.setg(x86::al); break;
+        default: a.setge(x86::al); break;
+        }
+    } else {
+        Label guard = exit(unboxed::kExitGuardFloat, k, d);
+        load_double(k, d - 2, x86::xmm0, guard);
+        a.movq(x86::r14, x86::xmm0);
+        load_double(k, d - 1, x86::xmm1, guard);
+        a.movq(x86::xmm0, x86::r14);
+        // An unordered (NaN) comparison sets ZF, PF and CF: only != is true.
+        switch (op) {
+        case Py_LT: a.ucomisd(x86::xmm1, x86::xmm0); a.seta(x86::al); break;
+        case Py_LE: a.ucomisd(x86::xmm1, x86::xmm0); a.setae(x86::al); break;
+        case Py_GT: a.ucomisd(x86::xmm0, x86::xmm1); a.seta(x86::al); break;
+        case Py_GE: a.ucomisd(x86::xmm0, x86::xmm1); a.setae(x86::al); break;
+        case Py_EQ:
+            a.ucomisd(x86::xmm0, x86::xmm1);
+            a.sete(x86::al);
+            a.setnp(x86::cl);
+            a.and_(x86::al, x86::cl);
+            break;
+        default:
+            a.ucomisd(x86::xmm0, x86::xmm1);
+            a.setne(x86::al);
+            a.setp(x86::cl);
+            a.or_(x86::al, x86::cl);
+            break;
+        }
+    }
+    a.movzx(x86::r14d, x86::al);
+    release_boxed_inputs(2);
+    rep_.drop(2);
+
+    const Instr *next = c_.fusable_next();
+    if (next != nullptr && is_pop_jump(next->opcode)) {
+        bool when_true = next->opcode == POP_JUMP_FORWARD_IF_TRUE || next->opcode == POP_JUMP_BACKWARD_IF_TRUE;
+        bool backward = opcode_jump_kind(next->opcode) == REL_BACKWARD;
+        int target = bc_.instr_at(next->target);
+        a.test(x86::r14d, x86::r14d);
+        if (!backward) {
+            if (when_true) a.jnz(edge(target));
+            else a.jz(edge(target));
+        } else {
+            // The taken branch checks the eval breaker, as every backward jump does.
+            model::FrameState here = rep_;
+            Label taken = c_.em().cold([this, here, target, next](Emitter &e) {
+                model::FrameState saved = rep_;
+                rep_ = here;
+                emit_moves(moves(rep_, merge_state(target), target), next->index, rep_.depth());
+                rep_ = merge_state(target);
+                emit_eval_breaker(next->index, next->target - 1);
+                e.as().jmp(c_.label_at(target));
+                rep_ = saved;
+            });
+            if (when_true) a.jnz(taken);
+            else a.jz(taken);
+        }
+        fused_ = true;
+        c_.fuse_next();
+        return true;
+    }
+    // A bool object, as COMPARE_OP leaves it.
+    c_.em().load_address(x86::rax, Py_False);
+    c_.em().load_address(x86::rcx, Py_True);
+    a.test(x86::r14d, x86::r14d);
+    a.cmovnz(x86::rax, x86::rcx);
+    c_.em().incref(x86::rax);
+    a.mov(frame_slot(slot_of_stack(d - 2)), x86::rax);
+    rep_.push(SlotKind::boxed());
+    return true;
+}
+
+bool UnboxedFrame::emit_for_iter(int k)
+{
+    const Instr &ins = instr(k);
+    if (types_->decision(k).kind != OpKind::kRangeIter || unboxed_kind(rep_.peek())) return false;
+    auto &a = c_.as();
+    auto &em = c_.em();
+    int d = rep_.depth();
+    int target = bc_.instr_at(ins.target);
+    Label exhausted = a.newLabel();
+    a.mov(x86::rdi, frame_slot(slot_of_stack(d - 1)));
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kRangeIterIndex));
+    a.cmp(x86::rax, x86::qword_ptr(x86::rdi, layout::kRangeIterLen));
+    a.jge(exhausted);
+    em.out_of_line([&] {
+        // The iterator is done: FOR_ITER pops it and jumps past the loop.
+        a.bind(exhausted);
+        em.decref(x86::rdi);
+        model::FrameState saved = rep_;
+        rep_.pop();
+        a.jmp(edge(target));
+        rep_ = saved;
+    });
+    // start + index * step never overflows: range() made the iterator so.
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kRangeIterStep));
+    a.imul(x86::rcx, x86::rax);
+    a.add(x86::rcx, x86::qword_ptr(x86::rdi, layout::kRangeIterStart));
+    a.inc(x86::rax);
+    a.mov(x86::qword_ptr(x86::rdi, layout::kRangeIterIndex), x86::rax);
+    a.mov(shadow(slot_of_stack(d)), x86::rcx);
+    rep_.push(SlotKind::int64());
+    return true;
+}
+
+bool UnboxedFrame::emit_jump(int k)
+{
+    const Instr &ins = instr(k);
+    int target = bc_.instr_at(ins.target);
+    auto &a = c_.as();
+    if (ins.opcode == JUMP_BACKWARD) c_.emit_warmup_tick();   // as the interpreter counts it
+    emit_moves(moves(rep_, merge_state(target), target), ins.index, rep_.depth());
+    rep_ = merge_state(target);
+    if (ins.opcode == JUMP_BACKWARD) emit_eval_breaker(ins.index, ins.target - 1);
+    a.jmp(c_.label_at(target));
+    return true;
+}
+
+}  // namespace pyjion::opt

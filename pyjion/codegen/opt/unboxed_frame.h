@@ -1,0 +1,125 @@
+// The optimising tier's code generation, inside the baseline compiler: where
+// the abstract interpreter (type_infer.h) proves or speculates that a value
+// is an int64-sized int or a float, the value lives unboxed in a shadow slot
+// of the machine frame (below rsp's 8-byte pad), and arithmetic, comparisons
+// and `for ... in range(...)` run on it inline. Every other instruction is
+// the baseline's, after the unboxed values are boxed back into the frame.
+//
+// The representation is tracked in a model::FrameState (Int64 / Double for
+// shadowed slots, anything else is boxed in the frame slot). Invariants:
+// - a fast local held unboxed has NULL in its frame slot (its old object was
+//   released at the STORE_FAST, as the interpreter releases it);
+// - at a jump target, each slot is unboxed exactly where the types say int
+//   or float there (the merge state); every jump converts to it on its edge;
+// - before any instruction that can raise, call out or leave the frame, the
+//   frame is boxed completely, so error exits, tracebacks, f_locals and the
+//   interpreter see it as CPython keeps it;
+// - a failed guard or an int64 overflow boxes everything and hands the frame
+//   to the interpreter at that instruction (a side exit, counted by name:
+//   runtime/unboxed.h).
+#pragma once
+
+#include <asmjit/x86.h>
+#include <memory>
+#include <vector>
+
+#include "front/bytecode.h"
+#include "model/frame_state.h"
+#include "opt/type_infer.h"
+#include "runtime/unboxed.h"
+
+namespace pyjion {
+class Compiler;
+}
+
+namespace pyjion::opt {
+
+// Per compiled code object: exits taken, per kind (CompiledCode keeps it).
+struct ExitCounts {
+    uint64_t counts[unboxed::kExitKinds] = {};
+};
+
+class UnboxedFrame {
+public:
+    // The tier for `code`, or nullptr where it has nothing to do (no site on
+    // unboxed values, a generator or coroutine, too many slots to shadow).
+    static std::unique_ptr<UnboxedFrame> plan(Compiler &c, PyCodeObject *code, const Bytecode &bytecode);
+    UnboxedFrame(Compiler &c, PyCodeObject *code, const Bytecode &bytecode, std::unique_ptr<TypeInference> types);
+
+    // Bytes the prologue reserves below the pad for the shadow slots (a multiple of 16).
+    int shadow_bytes() const { return shadow_bytes_; }
+    ExitCounts *exit_counts() const { return exits_; }
+
+    // Before instruction k's label, when the code before falls into it.
+    void fall_into(int k);
+    // At instruction k's boundary (reachable): the representation there.
+    void at_boundary(int k);
+    // Emits instruction k if the tier implements it (true; fused: the next
+    // instruction too, see fused()); else boxes everything for the baseline's visitor (false).
+    bool emit(int k);
+    bool fused() const { return fused_; }
+    // After the baseline's visitor for instruction k: everything boxed.
+    void after_baseline(int k, int depth);
+    // The label a jump from the current point takes to instruction k.
+    asmjit::Label edge(int k);
+    // A side exit: box everything, count `kind`, hand the frame to the
+    // interpreter at code unit `start` with `depth` values.
+    asmjit::Label exit(int kind, int start, int depth);
+    // Where the OSR entry goes for the loop whose header is instruction k:
+    // the interpreter's boxed values checked and unboxed, or back to the
+    // interpreter if they are not what the code there takes for granted.
+    asmjit::Label osr_target(int k);
+    // Anything held unboxed now (the tracing check's exit must box it first).
+    bool holds_unboxed() const;
+    int depth() const { return rep_.depth(); }
+
+private:
+    using Gp = asmjit::x86::Gp;
+    using Xmm = asmjit::x86::Xmm;
+    using Label = asmjit::Label;
+
+    const Instr &instr(int k) const { return bc_.instrs()[k]; }
+    int slot_of_stack(int i) const { return nlocals_ + i; }
+    asmjit::x86::Mem shadow(int slot) const;
+    asmjit::x86::Mem frame_slot(int slot) const;
+    model::FrameState merge_state(int k) const;
+    VType type_of_stack(int k, int i) const;
+
+    // Moves between `from` and `to` (same depth): the plan apply_moves runs.
+    unboxed::MovePlan moves(const model::FrameState &from, const model::FrameState &to, int k) const;
+    void emit_moves(const unboxed::MovePlan &plan, int unit, int depth);
+    model::FrameState all_boxed(const model::FrameState &s) const;
+    void box_everything(int unit);
+    void emit_eval_breaker(int unit, int lookup_unit);
+
+    // Input i (0: deepest) of the current instruction into a register.
+    void load_int(int k, int input, const Gp &dst, const Label &fail);
+    void load_double(int k, int input, const Xmm &dst, const Label &fail);
+    void release_boxed_inputs(int n);
+
+    bool emit_load_fast(int k);
+    bool emit_store_fast(int k);
+    bool emit_load_const(int k);
+    bool emit_pop_top(int k);
+    bool emit_int_arith(int k);
+    bool emit_float_arith(int k);
+    bool emit_negative(int k);
+    bool emit_compare(int k);
+    bool emit_for_iter(int k);
+    bool emit_jump(int k);
+
+    Compiler &c_;
+    PyCodeObject *code_;
+    const Bytecode &bc_;
+    std::unique_ptr<TypeInference> types_;
+    int nlocals_;
+    std::vector<int> shadow_index_;   // per localsplus slot: its shadow slot, or -1
+    int shadow_bytes_ = 0;
+    model::FrameState rep_;
+    int cur_k_ = 0;
+    bool fused_ = false;
+    bool in_baseline_ = false;
+    ExitCounts *exits_ = nullptr;
+};
+
+}  // namespace pyjion::opt

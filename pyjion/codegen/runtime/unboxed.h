@@ -1,0 +1,68 @@
+// The run-time half of the optimising tier's unboxed values: moving values
+// between the frame's slots (boxed, as the interpreter keeps them) and the
+// machine frame's shadow slots (raw int64 / double), and the named counters
+// of its side exits. Called from machine code (opt/unboxed_frame.cpp).
+#pragma once
+
+#include <Python.h>
+#include <cstdint>
+#include <vector>
+
+struct _PyInterpreterFrame;
+
+namespace pyjion::unboxed {
+
+// Why machine code of the optimising tier left for the interpreter.
+enum ExitKind : int {
+    kExitGuardInt,      // an input the profile said was an int was not (or not int64-sized)
+    kExitGuardFloat,    // an input the profile said was a float was not
+    kExitIntOverflow,   // an int64 result overflowed: the interpreter makes the big int
+    kExitZeroDivisor,   // // or % by 0, float / by 0.0: the interpreter raises
+    kExitNotRangeIter,  // `range` was not the builtin, or its iterator not a range_iterator
+    kExitTracing,       // tracing or profiling started while values were unboxed
+    kExitOsrTypes,      // an interpreted frame's values at a loop header were not the types compiled for
+    kExitKinds
+};
+const char *exit_name(int kind);
+// Exits taken by all machine code since start-up (stats()["jit"]["exits"]).
+extern uint64_t g_exits[kExitKinds];
+
+// One slot to move: a fast local or value-stack slot (its index in
+// localsplus) and its shadow slot (the byte offset from the machine frame's
+// shadow area).
+enum MoveOp : uint8_t {
+    kBoxInt,        // shadow int64 -> a new int in the frame slot
+    kBoxFloat,      // shadow double -> a new float in the frame slot
+    kUnboxInt,      // the frame slot's exact int (int64-sized) -> shadow; the slot released
+    kUnboxFloat,    // the frame slot's exact float -> shadow; the slot released
+    kRelease,       // release the frame slot's object (its value is in the shadow slot too)
+    // Checks only (enter_loop): the frame slot holds an exact int (int64-sized),
+    // an exact float, a range_iterator.
+    kCheckInt,
+    kCheckFloat,
+    kCheckRangeIter,
+};
+struct SlotMove {
+    int32_t slot;
+    int32_t shadow;
+    MoveOp op;
+    bool local;     // a fast local: left NULL after an unbox or release (a stack slot: left as is)
+};
+using MovePlan = std::vector<SlotMove>;
+
+// Applies `n` moves in order. Boxing can fail only for memory: the slot then
+// holds None, the other slots are still filled, MemoryError is set and -1
+// returned (the caller raises it where it stands, with a frame the
+// interpreter can unwind). Returns 0 otherwise.
+int apply_moves(_PyInterpreterFrame *frame, char *shadow, const SlotMove *moves, int n);
+
+// On-stack replacement into a loop header of the optimising tier: checks
+// that the interpreter's values are of the types the machine code there
+// takes for granted (every move's, unboxes included), then unboxes. 0, or -1
+// with nothing changed if a check fails.
+int enter_loop(_PyInterpreterFrame *frame, char *shadow, const SlotMove *moves, int n);
+
+// An exact int's value if it fits int64: 0 and *out set, else -1 (no error set).
+int long_to_int64(PyObject *v, int64_t *out);
+
+}  // namespace pyjion::unboxed

@@ -1,0 +1,286 @@
+"""The optimising tier (codegen/opt/): ints and floats unboxed in loops, its
+guards and side exits. Each test runs a function's copy under the JIT after
+warming it up in the interpreter (so its sites are profiled, as in the
+default mode) and a second copy on stock CPython, compares every call's
+outcome (result or exception with its traceback, argument refcounts), and
+asserts which named exits the JIT copy took: none where the speculation holds
+(as CinderX's fail_if_deopt), the expected ones where it must not."""
+import math
+import sys
+
+import pytest
+
+import pyjion
+from jitcheck import _compare, fresh_copies, jit_off, jit_on, register_source, run_once
+
+
+def tier_differential(src, warm, calls, exits=None, name=None, tier=2):
+    """warm: argument tuples run interpreted (quickening the JIT copy's code);
+    calls: argument tuples then run under the JIT (the first compiles it) and
+    on stock. exits: the JIT copy's {exit name: count} afterwards (None: not checked)."""
+    fn_jit, fn_ref = fresh_copies(src, name=name)
+    filename = fn_jit.__code__.co_filename
+    with jit_off():
+        for args in warm:
+            fn_jit(*args)
+            fn_ref(*args)
+    outcomes = []
+    for args in calls:
+        with jit_on():
+            got = run_once(fn_jit, args, filename)
+            info = pyjion.info(fn_jit)
+        with jit_off():
+            want = run_once(fn_ref, args, filename)
+        assert info.compiled, info.reason
+        _compare(got, want, src, args)
+        outcomes.append(want[0])
+    assert info.tier == tier, "tier %d, expected %d" % (info.tier, tier)
+    if exits is not None:
+        assert info.exits == exits, "exits taken: %r, expected %r" % (info.exits, exits)
+    return outcomes, info
+
+
+SUM_SQUARES = """
+def f(n, k):
+    t = 0
+    for i in range(n):
+        t += i * k
+    return t
+"""
+
+
+def test_an_int_loop_runs_unboxed_without_exits():
+    outcomes, _ = tier_differential(SUM_SQUARES, [(10, 3)] * 30, [(1000, 7), (0, 1), (5, -3)], exits={})
+    assert outcomes[0] == ("return", ("int", repr(sum(i * 7 for i in range(1000)))))
+
+
+def test_int64_overflow_leaves_for_the_interpreter_which_makes_the_big_int():
+    tier_differential(SUM_SQUARES, [(10, 3)] * 30, [(100, 2 ** 62)], exits={"int_overflow": 1})
+
+
+def test_an_argument_that_is_not_an_int_fails_the_guard():
+    tier_differential(SUM_SQUARES, [(10, 3)] * 30, [(10, 2.5)], exits={"guard_int": 1})
+
+
+def test_bool_is_an_int_subclass_and_takes_the_generic_path():
+    tier_differential(SUM_SQUARES, [(10, 3)] * 30, [(10, True)], exits={"guard_int": 1})
+
+
+def test_an_int_subclass_with_its_own_operator_is_honoured():
+    src = """
+class Weird(int):
+    def __mul__(self, other):
+        return 1000
+    __rmul__ = __mul__
+
+def f(n, k):
+    t = 0
+    for i in range(n):
+        t += i * k
+    return t
+"""
+    fn_jit, fn_ref = fresh_copies(src, name="f")
+    weird = fn_jit.__globals__["Weird"](5)
+    with jit_off():
+        for _ in range(30):
+            fn_jit(10, 3)
+    with jit_on():
+        got = fn_jit(10, weird)
+    with jit_off():
+        want = fn_ref(10, fn_ref.__globals__["Weird"](5))
+    assert got == want == 10000
+    assert pyjion.info(fn_jit).exits == {"guard_int": 1}
+
+
+def test_big_int_arguments_beyond_two_digits_and_beyond_int64():
+    calls = [(50, 2 ** 40), (50, -(2 ** 45)), (50, 2 ** 61 // 50), (3, 2 ** 70)]
+    outcomes, info = tier_differential(SUM_SQUARES, [(10, 3)] * 30, calls)
+    assert info.exits["guard_int"] == 1   # 2**70 does not fit int64: the guard leaves
+    assert info.exits["int_overflow"] == 1   # the third call's sum passes 2**63
+
+
+FLOOR = """
+def f(lo, hi, dlo, dhi):
+    out = []
+    for a in range(lo, hi):
+        for b in range(dlo, dhi):
+            out.append(a // b)
+            out.append(a % b)
+    return out
+"""
+
+
+def test_floor_division_and_modulo_of_negatives_as_python_does():
+    calls = [(-7, 8, -3, 0), (-7, 8, 1, 4), (2 ** 63 - 3, 2 ** 63 - 1, -3, 0), (-2 ** 63, -2 ** 63 + 2, 1, 3)]
+    tier_differential(FLOOR, [(0, 3, 1, 3)] * 30, calls, exits={})
+
+
+def test_dividing_by_zero_leaves_for_the_interpreter_which_raises():
+    outcomes, info = tier_differential(FLOOR, [(0, 3, 1, 3)] * 30, [(1, 2, 0, 1)])
+    assert [o[0] for o in outcomes] == ["raise"]
+    assert info.exits == {"zero_divisor": 1}
+
+
+def test_int64_min_floor_divided_by_minus_one_exits():
+    _, info = tier_differential(FLOOR, [(0, 3, 1, 3)] * 30, [(-2 ** 63, -2 ** 63 + 1, -1, 0)])
+    assert info.exits == {"int_overflow": 1}
+
+
+FLOATS = """
+def f(xs, scale):
+    acc = 0.0
+    for i in range(len(xs)):
+        acc = acc + xs[i] * scale - 1.5
+        acc = acc / 1.0001
+    return acc
+"""
+
+
+def test_a_float_loop_runs_unboxed():
+    xs = [0.5 * i for i in range(200)]
+    tier_differential(FLOATS, [([1.0, 2.0], 2.0)] * 30, [(xs, 3.0), (xs, -0.0), ([], 1.0)], exits={})
+
+
+def test_nan_inf_and_negative_zero_flow_through_as_on_stock():
+    specials = [float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1e308]
+    tier_differential(FLOATS, [([1.0, 2.0], 2.0)] * 30, [(specials, 2.0), (specials, float("nan"))], exits={})
+
+
+def test_true_division_by_zero_raises_zero_division_error_with_its_traceback():
+    src = """
+def f(xs, d):
+    acc = 0.0
+    d = d * 1.0
+    for x in xs:
+        x = x * 1.0
+        acc = acc + x / d
+    return acc
+"""
+    outcomes, info = tier_differential(src, [([1.0, 2.0], 2.0)] * 30, [([1.0], 0.0), ([1.0], -0.0)])
+    assert [o[0] for o in outcomes] == ["raise", "raise"]
+    assert info.exits == {"zero_divisor": 2}
+
+
+def test_comparisons_of_floats_with_nan_and_ints():
+    src = """
+def f(xs, lim):
+    n = 0
+    for x in xs:
+        if x < lim:
+            n += 1
+        if x == lim:
+            n += 100
+        if x != lim:
+            n += 10000
+    return n
+"""
+    specials = [float("nan"), 1.0, 2.0, -0.0, 0.0, float("inf")]
+    tier_differential(src, [([1.0, 3.0], 2.0)] * 30, [(specials, 2.0), (specials, float("nan")), (specials, 0.0)],
+                      exits={})
+
+
+def test_int_comparisons_in_a_while_loop():
+    src = """
+def f(n):
+    i = 0
+    total = 0
+    while i < n:
+        if i % 3 == 0:
+            total -= i
+        else:
+            total += i
+        i += 1
+    return total
+"""
+    tier_differential(src, [(20,)] * 30, [(1000,), (0,), (-5,)], exits={})
+
+
+def test_a_global_named_range_that_is_not_the_builtin():
+    src = """
+def f(n):
+    t = 0
+    for i in range(n):
+        t += i
+    return t
+"""
+    fn_jit, fn_ref = fresh_copies(src)
+    with jit_off():
+        for _ in range(30):
+            fn_jit(10)
+    fn_jit.__globals__["range"] = lambda n: [1] * n
+    fn_ref.__globals__["range"] = lambda n: [1] * n
+    with jit_on():
+        got = fn_jit(10)
+    with jit_off():
+        want = fn_ref(10)
+    assert got == want == 10
+    assert pyjion.info(fn_jit).exits == {"not_range_iter": 1}
+
+
+def test_locals_are_visible_to_a_callee_mid_loop():
+    src = """
+import sys
+
+def peek():
+    return dict(sys._getframe(1).f_locals)
+
+def f(n):
+    t = 0
+    x = 0.5
+    seen = []
+    for i in range(n):
+        t += i
+        x = x * 2.0
+        if i == 3:
+            seen.append(peek())
+    return t, x, seen
+"""
+    tier_differential(src, [(5,)] * 30, [(10,)], name="f", exits={})
+
+
+def test_tracing_started_mid_loop_hands_the_frame_over():
+    src = """
+import sys
+
+def start_tracing(events):
+    def tracer(frame, event, arg):
+        if frame.f_code.co_name == "f":
+            events.append((event, frame.f_lineno, frame.f_locals.get("t")))
+        return tracer
+    sys._getframe(1).f_trace = tracer   # as pdb.set_trace() does: the running frame too
+    sys.settrace(tracer)
+
+def f(n, events):
+    t = 0
+    for i in range(n):
+        t += i
+        if i == 5:
+            start_tracing(events)
+    sys.settrace(None)
+    return t
+"""
+    fn_jit, fn_ref = fresh_copies(src, name="f")
+    with jit_off():
+        for _ in range(30):
+            fn_jit(3, [])
+    ev_jit, ev_ref = [], []
+    with jit_on():
+        got = fn_jit(10, ev_jit)
+    with jit_off():
+        want = fn_ref(10, ev_ref)
+    assert got == want
+    assert ev_jit == ev_ref and ev_ref
+
+
+def test_the_tier_is_off_with_pgc_false():
+    try:
+        pyjion.config(pgc=False)
+        tier_differential(SUM_SQUARES, [(10, 3)] * 30, [(100, 7)], tier=1)
+    finally:
+        pyjion.config(pgc=True)
+
+
+def test_stats_count_exits_by_name():
+    before = pyjion.stats()["jit"]["exits"].get("int_overflow", 0)
+    tier_differential(SUM_SQUARES, [(10, 3)] * 30, [(100, 2 ** 62)])
+    assert pyjion.stats()["jit"]["exits"]["int_overflow"] == before + 1
