@@ -73,7 +73,8 @@ def config(threshold: Optional[int] = None, level: Optional[int] = None, pgc: Op
     compact_above: longer code objects (code units, caches included; default 128) get
     compact machine code: attribute and global lookups call code shared by all sites
     (0 = every code object). Applies to later compiles.
-    debug: compiled code checks the modelled stack depth at every bytecode boundary.
+    debug: compiled code checks its frame (value stack and locals) against the
+    compiler's frame model at every bytecode boundary; aborts on a mismatch.
     dump_asm: append each later compile's assembly listing (bytecode offset and
     opcode at every boundary, callee names at calls) to this file; "-" = stderr;
     False = off. PYJION_DUMP_ASM=path sets it when pyjion is imported.

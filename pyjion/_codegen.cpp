@@ -13,6 +13,7 @@
 #include "machine/size_stats.h"
 #include "codegen_api.h"
 #include "runtime/direct_call.h"
+#include "runtime/runtime.h"
 #include "machine/perf_map.h"
 
 namespace py = pybind11;
@@ -185,6 +186,63 @@ PYBIND11_MODULE(_codegen, m)
     }, py::arg("code"),
        "The optimising tier's types before each instruction and its decision there, one line per "
        "instruction (opt/type_infer.h): offset, opcode, decision, typed locals, [stack].");
+
+    m.def("frame_states", [](py::object code, bool debug) {
+        if (!PyCode_Check(code.ptr())) throw py::type_error("frame_states() expects a code object");
+        asmjit::CodeHolder holder;
+        holder.init(asmjit::Environment::host());
+        pyjion::CompileOptions options;
+        options.debug = debug;
+        options.record_states = true;
+        py::list out;
+        try {
+            pyjion::Compiler compiler(reinterpret_cast<PyCodeObject *>(code.ptr()), holder, options);
+            compiler.compile();
+            const auto &marks = compiler.boundaries();
+            const auto &states = compiler.recorded_states();
+            for (size_t k = 0; k < marks.size() && k < states.size(); k++) {
+                py::object state = states[k].empty() ? py::object(py::none()) : py::object(py::str(states[k]));
+                out.append(py::make_tuple(marks[k].bytecode_offset, pyjion::opcode_name(marks[k].opcode), state));
+            }
+        } catch (const CompileError &e) {
+            throw py::value_error("cannot compile: " + e.what);
+        }
+        return out;
+    }, py::arg("code"), py::arg("debug") = true,
+       "Compiles a code object (the machine code is dropped) and returns, for each instruction, "
+       "(byte offset, opcode name, the frame model the compiler established at its boundary, as "
+       "FrameState::describe() gives it: \"depth=N locals=[...] stack=[...]\"; None where it established "
+       "none: unreachable, or implemented by the instruction before). debug: the compile-time checks "
+       "of CompileOptions::debug too. Raises ValueError with the reason if it cannot compile.");
+
+    m.def("debug_slot_problem", [](const std::string &kind, py::object value, bool null, py::object code,
+                                   py::object type) {
+        using pyjion::model::SlotKind;
+        SlotKind k;
+        PyCodeObject *co = PyCode_Check(code.ptr()) ? reinterpret_cast<PyCodeObject *>(code.ptr()) : nullptr;
+        if (kind == "obj") {
+            k = SlotKind::boxed();
+        } else if (kind == "obj?") {
+            k = SlotKind::boxed_or_null();
+        } else if (kind == "null") {
+            k = SlotKind::null();
+        } else if (kind.rfind("const#", 0) == 0 && kind.size() > 6 &&
+                   kind.find_first_not_of("0123456789", 6) == std::string::npos) {
+            if (co == nullptr) throw py::type_error("a const# kind needs the code object as `code`");
+            k = SlotKind::constant(static_cast<uint32_t>(std::stoul(kind.substr(6))));
+        } else if (kind == "type") {
+            if (!PyType_Check(type.ptr())) throw py::type_error("the type kind needs a type as `type`");
+            k = SlotKind::known_type(reinterpret_cast<PyTypeObject *>(type.ptr()));
+        } else {
+            throw py::value_error("unknown slot kind " + kind);
+        }
+        const char *problem = pyjion::rt::debug_slot_problem(null ? nullptr : value.ptr(), k, co);
+        return problem ? py::object(py::str(problem)) : py::object(py::none());
+    }, py::arg("kind"), py::arg("value") = py::none(), py::kw_only(), py::arg("null") = false,
+       py::arg("code") = py::none(), py::arg("type") = py::none(),
+       "The debug check's test of one frame slot (config(debug=True)): what is wrong with a slot that "
+       "holds `value` (NULL with null=True) where the model says `kind` (\"obj\", \"obj?\", \"null\", "
+       "\"const#N\" of `code`'s co_consts, \"type\" exactly `type`), or None if nothing.");
 
     m.def("set_dump_asm", [](py::object path) {
         if (path.is_none()) {

@@ -161,10 +161,10 @@ def test_debug_mode_compiles_and_runs(nojit):
     assert pyjion.info(f).code_size > pyjion.info(plain).code_size
     out = io.StringIO()
     pyjion.dis_native(f, file=out)
-    assert "pyj_rt_debug_check_stack" in out.getvalue()
+    assert "pyj_rt_debug_check_frame" in out.getvalue()
     out = io.StringIO()
     pyjion.dis_native(plain, file=out)
-    assert "pyj_rt_debug_check_stack" not in out.getvalue()
+    assert "pyj_rt_debug_check_frame" not in out.getvalue()
 
 
 # ---- info -------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The debug options: config(debug=True) (a run-time check of the modelled stack
-depth at every bytecode boundary) and config(dump_asm=path) / PYJION_DUMP_ASM
+"""The debug options: config(debug=True) (a run-time check of the frame model
+at every bytecode boundary) and config(dump_asm=path) / PYJION_DUMP_ASM
 (the assembly listing of every compile), and the compile statistics."""
 import dis
 import os
@@ -120,7 +120,7 @@ def test_dump_asm_to_stderr():
 
 
 def test_debug_stack_check_runs_everything(dump_to):
-    """debug=True adds a depth check at every boundary; the code still behaves
+    """debug=True adds a frame check at every boundary; the code still behaves
     the same (and the listing shows the check's call)."""
     before = pyjion.config()["debug"]
     pyjion.config(debug=True)
@@ -136,7 +136,7 @@ def test_debug_stack_check_runs_everything(dump_to):
     assert got == want
     assert pyjion.info(f).compiled
     text = dump_to.read_text()
-    checks = len(re.findall(r"pyj_rt_debug_check_stack", text))
+    checks = len(re.findall(r"pyj_rt_debug_check_frame", text))
     reachable = len(re.findall(r"; ---- offset \d+: \w+ \d+ \(stack depth \d+\) at \+0x[0-9a-f]+$", text, re.M))
     assert checks >= reachable > 0
 
@@ -185,4 +185,4 @@ def test_debug_and_dump_over_the_opcode_families(tmp_path):
     assert int(out.strip()) >= 15
     text = path.read_text()
     assert text.count("; ==== pyjion: f ") >= 15
-    assert "rt::pyj_rt_debug_check_stack" in text
+    assert "rt::pyj_rt_debug_check_frame" in text

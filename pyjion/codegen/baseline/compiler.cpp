@@ -50,7 +50,12 @@ void Compiler::compile()
     if (options_.opt) tier_ = opt::UnboxedFrame::plan(*this, code_, bytecode_);
     find_loops();
     compact_ = Py_SIZE(code_) > options_.compact_above;
+    entry_ = model::EntryStates(bytecode_, bound_, code_->co_nlocalsplus);
+    frame_ = model::FrameState(code_->co_nlocalsplus);
+    established_ = -1;
+    if (options_.record_states) recorded_.assign(instrs.size(), std::string());
     emit_prologue();
+    const Instr *from = nullptr;   // the instruction that falls through to the next one, if any
     for (size_t k = 0; k < instrs.size(); k++) {
         const Instr &ins = instrs[k];
         if (tier_ && k > 0 && instrs[k - 1].depth >= 0 && !ends_block(instrs[k - 1].opcode)) {
@@ -59,17 +64,10 @@ void Compiler::compile()
         a.bind(labels_[k]);
         boundaries_.push_back(BoundaryMark{ins.offset(), ins.opcode, ins.oparg, labels_[k]});
         if (a.logger() != nullptr) comment_boundary(ins);
+        establish_boundary(k, from);
+        from = nullptr;
         if (ins.depth < 0) continue;   // unreachable: nothing to emit
         cur_ = &ins;
-        depth_ = ins.depth;
-        if (tier_) tier_->at_boundary(static_cast<int>(k));
-        if (options_.debug) {
-            em_.set_prev_instr(ins.index);
-            a.lea(x86::rdi, Emitter::frame_address());
-            a.mov(x86::esi, depth_);
-            a.mov(x86::edx, ins.index);
-            CALL(rt::pyj_rt_debug_check_stack);
-        }
         if (needs_tracing_check(k)) emit_tracing_check(ins);
         fused_next_ = false;
         em_.begin_instr(ins.opcode);
@@ -89,10 +87,11 @@ void Compiler::compile()
             if (a.logger() != nullptr) comment_boundary(*last);
         }
         if (!ends_block(last->opcode)) {
+            from = last;
             int expected = last->depth + stack_effect(last->opcode, last->oparg, false);
-            if (depth_ != expected) {
+            if (depth() != expected) {
                 throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
-                                   std::string("modelled stack depth ") + std::to_string(depth_) + " != " +
+                                   std::string("modelled stack depth ") + std::to_string(depth()) + " != " +
                                        std::to_string(expected) + " after " + opcode_name(last->opcode) +
                                        " at offset " + std::to_string(last->offset())};
             }
@@ -103,6 +102,44 @@ void Compiler::compile()
     emit_osr_entry();
     emit_epilogue();
     em_.emit_cold();
+}
+
+// The frame model at the boundary of instruction number k, reached by
+// fallthrough from `from` (nullptr: only by jumps, handlers, resumption or
+// OSR, or not at all): with CompileOptions::debug, the depth
+// that fallthrough brings must be the decoder's, and the machine code checks
+// the frame against the model here at run time. The model is then
+// re-established from the entry states, whatever the visitors left.
+void Compiler::establish_boundary(size_t k, const Instr *from)
+{
+    const Instr &ins = bytecode_.instrs()[k];
+    if (options_.debug && from != nullptr && frame_.depth() != ins.depth) {
+        throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
+                           "frame model: " + std::string(opcode_name(from->opcode)) + " at offset " +
+                               std::to_string(from->offset()) + " falls through to offset " +
+                               std::to_string(ins.offset()) + " with stack depth " +
+                               std::to_string(frame_.depth()) + "; the decoder computed " +
+                               std::to_string(ins.depth)};
+    }
+    if (ins.depth < 0) return;
+    // (visitors never change the locals' kinds: those of the last boundary stand)
+    entry_.establish(static_cast<int>(k), frame_, established_);
+    established_ = static_cast<int>(k);
+    if (tier_) {
+        // The optimising tier's representation there: which slots it holds unboxed.
+        tier_->at_boundary(static_cast<int>(k));
+        tier_->mark_unboxed(frame_);
+    }
+    if (options_.record_states) recorded_[k] = frame_.describe();
+    if (options_.debug) {
+        auto &a = em_.as();
+        model::Snapshot *expected = new_site_data<model::Snapshot>();
+        *expected = frame_.snapshot(ins.start);
+        em_.set_prev_instr(ins.index);
+        a.lea(x86::rdi, Emitter::frame_address());
+        em_.load_address(x86::rsi, expected);
+        CALL(rt::pyj_rt_debug_check_frame);
+    }
 }
 
 // The listing's line at a bytecode boundary (only with config(dump_asm=...)).
@@ -451,7 +488,7 @@ void Compiler::eval_breaker_check(int unit, int lookup_unit)
 {
     auto &a = em_.as();
     Label back = a.newLabel();
-    int depth = depth_;
+    int depth = this->depth();
     Label pending = em_.cold([this, back, unit, lookup_unit, depth](Emitter &e) {
         auto &a = e.as();
         e.set_prev_instr(unit);
@@ -471,10 +508,10 @@ Label Compiler::label_for(int target_unit)
 {
     int k = bytecode_.instr_at(target_unit);
     const Instr &target = bytecode_.instrs()[k];
-    if (target.depth != depth_) {
+    if (target.depth != depth()) {
         throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT,
                            "jump from offset " + std::to_string(cur_->offset()) + " with stack depth " +
-                               std::to_string(depth_) + " to a target expecting " + std::to_string(target.depth)};
+                               std::to_string(depth()) + " to a target expecting " + std::to_string(target.depth)};
     }
     return tier_ ? tier_->edge(k) : labels_[k];
 }
@@ -557,7 +594,7 @@ void Compiler::emit_load_warm(const x86::Gp &dst32)
 void Compiler::visit_LOAD_FAST(const Instr &ins)
 {
     auto &a = em_.as();
-    int depth = depth_;
+    int depth = this->depth();
     int index = ins.oparg;
     int unit = ins.index;
     a.mov(x86::rax, em_.local(index));
@@ -595,7 +632,7 @@ void Compiler::visit_LOAD_CONST(const Instr &ins)
     PyObject *value = PyTuple_GET_ITEM(code_->co_consts, ins.oparg);   // kept alive by the code object
     em_.load_address(x86::rax, value);
     em_.incref(x86::rax);
-    push(x86::rax);
+    push(x86::rax, model::SlotKind::constant(static_cast<uint32_t>(ins.oparg)));
 }
 
 void Compiler::visit_POP_TOP(const Instr &ins)
@@ -613,10 +650,10 @@ void Compiler::slot_call(int inputs, const void *fn, const char *name, bool set_
 {
     auto &a = em_.as();
     if (set_prev) set_prev_instr();
-    a.lea(x86::rdi, em_.stack(depth_ - inputs));
+    a.lea(x86::rdi, em_.stack(depth() - inputs));
     a.mov(x86::rsi, Emitter::tstate);
     em_.call(fn, name);
-    int depth = depth_ - inputs;
+    int depth = this->depth() - inputs;
     // A deferred stub, not out_of_line(): a site that is itself out of line
     // would otherwise fall through into it.
     Label error = error_exit(depth), tracing = tracing_exit(cur_->next, depth + 1);
@@ -667,7 +704,7 @@ void Compiler::pop_jump_if_bool(const Instr &ins, bool jump_when_true)
         em_.set_prev_instr(ins.index);
         CALL(slots::truth_consume);
         a.test(x86::eax, x86::eax);
-        a.js(error_exit(depth_));
+        a.js(error_exit(depth()));
         if (jump_when_true) a.jnz(take); else a.jz(take);
         a.jmp(skip);
     });
@@ -718,7 +755,7 @@ void Compiler::jump_or_pop(const Instr &ins, bool jump_when_true)
         em_.set_prev_instr(ins.index);
         CALL(PyObject_IsTrue);
         a.test(x86::eax, x86::eax);
-        a.js(error_exit(depth_));
+        a.js(error_exit(depth()));
         if (jump_when_true) a.jnz(take); else a.jz(take);
         a.jmp(pop_on);
     });
@@ -732,7 +769,7 @@ void Compiler::jump_or_pop(const Instr &ins, bool jump_when_true)
     a.bind(take);
     jump_to(ins.target);   // the value stays on the stack
     a.bind(done);
-    depth_--;
+    drop(1);
 }
 
 void Compiler::visit_POP_JUMP_FORWARD_IF_FALSE(const Instr &ins) { pop_jump_if_bool(ins, false); }

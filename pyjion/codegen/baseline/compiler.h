@@ -12,6 +12,8 @@
 #include "front/bytecode.h"
 #include "machine/emitter.h"
 #include "opt/unboxed_frame.h"
+#include "model/entry_states.h"
+#include "model/frame_state.h"
 #include "runtime/inline_cache.h"
 
 // Calls a C function from a visitor, naming it in the disassembly.
@@ -20,7 +22,9 @@
 namespace pyjion {
 
 struct CompileOptions {
-    bool debug = false;    // check the modelled stack at every bytecode boundary at run time
+    // Check the frame model at every bytecode boundary: at compile time, the
+    // depth reaching it by fallthrough; at run time, every modelled slot.
+    bool debug = false;
     int max_instructions = 0;   // refuse larger code objects (0: no limit)
     // Longer code objects (code units) make their inline-cache sites compact
     // (see Compiler::compact_site).
@@ -30,6 +34,8 @@ struct CompileOptions {
     const std::string *dump_asm = nullptr;
     // The optimising tier (opt/unboxed_frame.h) where it has something to unbox.
     bool opt = false;
+    // Keep a description of the frame model at every boundary (recorded_states()).
+    bool record_states = false;
 };
 
 // What a compile produced, before it is placed in executable memory.
@@ -65,6 +71,11 @@ public:
     // The optimising tier's exit counters (runtime/unboxed.h's kinds), or
     // nullptr where the code is baseline only.
     const uint64_t *exit_counts() const { return tier_ ? tier_->exit_counts()->counts : nullptr; }
+    // With CompileOptions::record_states: per instruction, the frame model
+    // the compiler established at its boundary (FrameState::describe()), or
+    // "" where it established none (unreachable, or implemented by the
+    // visitor of the instruction before).
+    const std::vector<std::string> &recorded_states() const { return recorded_; }
 
 private:
 #define OPCODE(name, num, caches, jump) void visit_##name(const Instr &ins);
@@ -82,6 +93,7 @@ private:
     bool needs_tracing_check(size_t k) const;
     void emit_tracing_check(const Instr &ins);
     void comment_boundary(const Instr &ins);
+    void establish_boundary(size_t k, const Instr *from);
 
 public:
     void emit_tracing_check_at(int start, int depth);
@@ -114,15 +126,30 @@ public:
     // compact too: library code's loops mostly run a few times per call,
     // and a long loop body does not stay cached either.)
     bool compact_site() const { return compact_; }
-    int depth() const { return depth_; }
+    int depth() const { return frame_.depth(); }
+    // The frame model: re-established at every bytecode boundary from the
+    // entry states (model/entry_states.h); in between, push/pop/drop/grow
+    // keep its depth. Visitors push objects as BoxedOrNull (a register may
+    // hold the NULL 3.11 keeps below a callable), LOAD_CONST its Const; a
+    // slot a visitor rewrites in place keeps its kind until the next
+    // boundary (nothing in the baseline reads kinds inside an instruction).
+    const model::FrameState &frame() const { return frame_; }
 
     [[noreturn]] void unsupported(const Instr &ins);
 
-    // The value stack as the compiler models it (depth_ is the number of values).
-    x86::Mem top(int n = 0) const { return em_.stack(depth_ - 1 - n); }
-    void push(const x86::Gp &value) { em_.as().mov(em_.stack(depth_++), value); }
-    void pop_to(const x86::Gp &reg) { em_.as().mov(reg, em_.stack(--depth_)); }
-    void drop(int n) { depth_ -= n; }        // model only: values already moved or released
+    // The value stack as the compiler models it (frame_; depth_ is its depth).
+    x86::Mem top(int n = 0) const { return em_.stack(frame_.depth() - 1 - n); }
+    void push(const x86::Gp &value, model::SlotKind kind = model::SlotKind::boxed_or_null())
+    {
+        em_.as().mov(em_.stack(frame_.depth()), value);
+        frame_.push(kind);
+    }
+    void pop_to(const x86::Gp &reg)
+    {
+        frame_.pop();
+        em_.as().mov(reg, em_.stack(frame_.depth()));
+    }
+    void drop(int n) { frame_.drop(n); }        // model only: values already moved or released
     // Pops n values and releases each, the top one first (a release may run
     // __del__, so prev_instr must already be set). Clobbers caller-saved registers.
     void release_top(int n)
@@ -144,8 +171,8 @@ public:
         drop(n);
     }
     // reg = the address one past the top value (`sp` of the sp-based helpers).
-    void stack_pointer_to(const x86::Gp &reg) { em_.as().lea(reg, em_.stack(depth_)); }
-    void grow(int n) { depth_ += n; }        // model only: slots written by a helper
+    void stack_pointer_to(const x86::Gp &reg) { em_.as().lea(reg, em_.stack(frame_.depth())); }
+    void grow(int n) { frame_.grow(n); }        // model only: slots written by a helper
 
     // Sets prev_instr to the current instruction (before anything that can raise,
     // call out, or run arbitrary code through a deallocation).
@@ -209,12 +236,55 @@ private:
     CompileOptions options_;
     Bytecode bytecode_;
     BoundLocals bound_;   // after bytecode_, which it reads
+    model::EntryStates entry_;   // computed by compile()
     Emitter em_;
     const Instr *cur_ = nullptr;
-    int depth_ = 0;
+    model::FrameState frame_;
+    int established_ = -1;   // the instruction whose boundary state frame_ started from
+
+    // The value-stack depth as visitors spell it (depth_ - 1, depth_ = d,
+    // depth_--): frame_'s depth; setting it drops values from the model or
+    // adds BoxedOrNull ones.
+    class StackDepth {
+    public:
+        explicit StackDepth(model::FrameState &frame) : frame_(frame) {}
+        operator int() const { return frame_.depth(); }
+        StackDepth &operator=(int depth)
+        {
+            frame_.set_depth(depth);
+            return *this;
+        }
+        StackDepth &operator--()
+        {
+            frame_.drop(1);
+            return *this;
+        }
+        int operator--(int)
+        {
+            int before = frame_.depth();
+            frame_.drop(1);
+            return before;
+        }
+        StackDepth &operator++()
+        {
+            frame_.grow(1);
+            return *this;
+        }
+        int operator++(int)
+        {
+            int before = frame_.depth();
+            frame_.grow(1);
+            return before;
+        }
+
+    private:
+        model::FrameState &frame_;
+    };
+    StackDepth depth_{frame_};
     bool fused_next_ = false;
     std::vector<asmjit::Label> labels_;     // one per instruction
     std::vector<BoundaryMark> boundaries_;
+    std::vector<std::string> recorded_;
     std::vector<std::unique_ptr<SiteData>> site_data_;
     uint64_t *warmup_ = nullptr;   // RESUMEs and backward jumps seen, up to kWarmupDelay
     asmjit::Label exit_return_, exit_error_, exit_unlinked_, exit_suspend_, exit_restore_;

@@ -30,6 +30,14 @@ public:
         return !s.empty() && (s[index / 64] >> (index % 64)) & 1;
     }
 
+    // The same for every local at once: bit i of word i / 64, or nullptr if
+    // instruction number k is not reached.
+    const uint64_t *certain_bits(int k) const
+    {
+        if (k < 0 || k >= (int)states_.size() || states_[k].empty()) return nullptr;
+        return states_[k].data();
+    }
+
 private:
     int nlocals_;
     std::vector<std::vector<uint64_t>> states_;   // per instruction; empty = not reached

@@ -155,6 +155,16 @@ Label UnboxedFrame::osr_target(int k)
     });
 }
 
+void UnboxedFrame::mark_unboxed(model::FrameState &frame) const
+{
+    for (int i = 0; i < nlocals_ && i < frame.nlocals(); i++) {
+        if (unboxed_kind(rep_.local(i))) frame.set_local(i, rep_.local(i));
+    }
+    for (int i = 0; i < rep_.depth() && i < frame.depth(); i++) {
+        if (unboxed_kind(rep_.slot(i))) frame.set_slot(i, rep_.slot(i));
+    }
+}
+
 bool UnboxedFrame::holds_unboxed() const
 {
     for (const SlotKind &k : rep_.locals()) {

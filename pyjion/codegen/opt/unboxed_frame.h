@@ -72,6 +72,9 @@ public:
     // Anything held unboxed now (the tracing check's exit must box it first).
     bool holds_unboxed() const;
     int depth() const { return rep_.depth(); }
+    // Marks the slots held unboxed now as Int64 / Double in `frame` (the
+    // baseline's model, whose debug check then leaves their frame slots alone).
+    void mark_unboxed(model::FrameState &frame) const;
 
 private:
     using Gp = asmjit::x86::Gp;

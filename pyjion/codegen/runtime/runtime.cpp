@@ -67,17 +67,55 @@ PyObject *pyj_rt_interpret(PyThreadState *ts, _PyInterpreterFrame *frame, int th
     return _PyEval_EvalFrameDefault(ts, frame, throwflag);
 }
 
-// Debug builds: at a bytecode boundary, every value-stack slot below the
-// modelled depth must hold a live object or NULL (3.11 pushes NULL on purpose
-// below a callable: PUSH_NULL, LOAD_GLOBAL/LOAD_METHOD).
-void pyj_rt_debug_check_stack(_PyInterpreterFrame *frame, int depth, int unit_index)
+const char *debug_slot_problem(PyObject *value, model::SlotKind kind, PyCodeObject *code)
 {
-    PyObject **stack = frame->localsplus + frame->f_code->co_nlocalsplus;
+    using model::Kind;
+    if (!kind.boxed_in_frame()) return nullptr;   // an unboxed value: the frame slot is not kept up to date
+    if (value == nullptr) return kind.may_be_null() ? nullptr : "is NULL";
+    if (kind.kind == Kind::Null) return "holds an object where the model has NULL";
+    if (Py_REFCNT(value) <= 0) return "holds a dead object";
+    if (Py_TYPE(value) == nullptr) return "holds an object without a type";
+    if (kind.kind == Kind::Const) {
+        if (code == nullptr) return "has a constant of no code object";
+        PyObject *consts = code->co_consts;
+        if (kind.const_index() >= static_cast<uint32_t>(PyTuple_GET_SIZE(consts)) ||
+            PyTuple_GET_ITEM(consts, kind.const_index()) != value) {
+            return "does not hold its constant";
+        }
+    }
+    if (kind.kind == Kind::KnownType && Py_TYPE(value) != kind.type()) return "holds an object of another type";
+    return nullptr;
+}
+
+// Debug builds (config(debug=True)): at a bytecode boundary, the frame must
+// be as the model says: each value-stack slot below the modelled depth and
+// each local holds what its kind allows (a live object; NULL only where the
+// kind allows one; a Const its constant). Otherwise: what and where on
+// stderr, and abort.
+void pyj_rt_debug_check_frame(_PyInterpreterFrame *frame, const model::Snapshot *expected)
+{
+    PyCodeObject *code = frame->f_code;
+    auto fail = [&](const char *what, int index, int count, const char *problem, model::SlotKind kind) {
+        fprintf(stderr, "pyjion: %s %d of %d (modelled %s) %s before offset %d of %s\n", what, index, count,
+                kind.describe().c_str(), problem, expected->unit * 2, PyUnicode_AsUTF8(code->co_qualname));
+        abort();
+    };
+    int nlocals = static_cast<int>(expected->locals.size());
+    if (nlocals != code->co_nlocalsplus) {
+        fprintf(stderr, "pyjion: the model has %d locals, %s has %d\n", nlocals,
+                PyUnicode_AsUTF8(code->co_qualname), code->co_nlocalsplus);
+        abort();
+    }
+    PyObject **stack = frame->localsplus + nlocals;
+    int depth = expected->depth();
     for (int i = 0; i < depth; i++) {
-        if (stack[i] != nullptr && Py_REFCNT(stack[i]) <= 0) {
-            fprintf(stderr, "pyjion: stack slot %d of %d holds a dead object before offset %d of %s\n", i, depth,
-                    unit_index * 2, PyUnicode_AsUTF8(frame->f_code->co_qualname));
-            abort();
+        if (const char *problem = debug_slot_problem(stack[i], expected->stack[i], code)) {
+            fail("stack slot", i, depth, problem, expected->stack[i]);
+        }
+    }
+    for (int i = 0; i < nlocals; i++) {
+        if (const char *problem = debug_slot_problem(frame->localsplus[i], expected->locals[i], code)) {
+            fail("local", i, nlocals, problem, expected->locals[i]);
         }
     }
 }
