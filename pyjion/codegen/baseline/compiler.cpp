@@ -17,9 +17,6 @@ namespace {
 const char kNoWhere[] = "";   // _Py_CheckRecursiveCall's "where" suffix, as the interpreter passes it
 }  // namespace
 
-constexpr int kOpCall = CALL;   // (the opcode; the macro below takes its name)
-#define CALL(fn) PYJ_CALL(*this, fn)
-
 Compiler::Compiler(PyCodeObject *code, CodeHolder &holder, const CompileOptions &options)
     : code_(code), options_(options), bytecode_(code), bound_(bytecode_, code), em_(holder, code->co_nlocalsplus)
 {
@@ -132,13 +129,10 @@ void Compiler::establish_boundary(size_t k, const Instr *from)
     }
     if (options_.record_states) recorded_[k] = frame_.describe();
     if (options_.debug) {
-        auto &a = em_.as();
         model::Snapshot *expected = new_site_data<model::Snapshot>();
         *expected = frame_.snapshot(ins.start);
         em_.set_prev_instr(ins.index);
-        a.lea(x86::rdi, Emitter::frame_address());
-        em_.load_address(x86::rsi, expected);
-        CALL(rt::pyj_rt_debug_check_frame);
+        em_.call<&rt::pyj_rt_debug_check_frame>(Lea(Emitter::frame_address()), expected);
     }
 }
 
@@ -167,7 +161,7 @@ bool Compiler::needs_tracing_check(size_t k) const
     if (k == 0) return false;
     int prev = bytecode_.instrs()[k - 1].opcode;
     if (!may_start_tracing(prev)) return false;
-    return prev == kOpCall || prev == CALL_FUNCTION_EX || bytecode_.starts_line(ins.index);
+    return prev == CALL || prev == CALL_FUNCTION_EX || bytecode_.starts_line(ins.index);
 }
 
 // Instructions that never run Python code (so cannot turn tracing on), apart
@@ -221,10 +215,8 @@ Label Compiler::tracing_exit(int start, int depth)
             a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
             a.mov(x86::rax, Emitter::frame_q(layout::kFramePrevious));
             a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
-            a.mov(x86::rdi, Emitter::tstate);
-            a.lea(x86::rsi, Emitter::frame_address());
-            a.xor_(x86::edx, x86::edx);
-            CALL(rt::pyj_rt_interpret);
+            a.xor_(x86::edx, x86::edx);   // throwflag
+            e.call<&rt::pyj_rt_interpret>(Emitter::tstate, Lea(Emitter::frame_address()), x86::edx);
             a.mov(x86::r14, x86::rax);
             a.jmp(exit_restore_);
         });
@@ -303,9 +295,7 @@ void Compiler::emit_frame_entry()
     a.test(x86::eax, x86::eax);
     Label slow = em_.cold([this, resume](Emitter &e) {
         auto &a = e.as();
-        a.mov(x86::rdi, Emitter::tstate);
-        e.load_address(x86::rsi, kNoWhere);
-        CALL(_Py_CheckRecursiveCall);
+        e.call<&_Py_CheckRecursiveCall>(Emitter::tstate, kNoWhere);
         a.test(x86::eax, x86::eax);
         a.jz(resume);
         a.xor_(x86::r14d, x86::r14d);
@@ -355,8 +345,7 @@ void Compiler::emit_osr_entry()
         int k = bytecode_.instr_at(loop.header);
         a.je(tier_ ? tier_->osr_target(k) : labels_[k]);
     }
-    a.lea(x86::rdi, Emitter::frame_address());
-    CALL(rt::pyj_rt_bad_resume);
+    em_.call<&rt::pyj_rt_bad_resume>(Lea(Emitter::frame_address()));
     a.jmp(exit_error_);
 }
 
@@ -390,8 +379,7 @@ void Compiler::emit_resume_dispatch()
         a.jmp(labels_[k]);
         a.bind(other);
     }
-    a.lea(x86::rdi, Emitter::frame_address());
-    CALL(rt::pyj_rt_bad_resume);
+    em_.call<&rt::pyj_rt_bad_resume>(Lea(Emitter::frame_address()));
     a.jmp(exit_error_);
 }
 
@@ -450,18 +438,14 @@ Label Compiler::error_exit_at(int unit, int depth, Raise how, int lookup_unit, b
     return em_.cold([this, unit, depth, add_traceback, entry, handler, set_prev](Emitter &e) {
         auto &a = e.as();
         if (set_prev) e.set_prev_instr(unit);
-        a.mov(x86::rdi, Emitter::tstate);
-        a.lea(x86::rsi, Emitter::frame_address());
-        a.mov(x86::edx, depth);
-        a.mov(x86::ecx, add_traceback ? 1 : 0);
+        int traceback = add_traceback ? 1 : 0;
         if (entry == nullptr) {
-            CALL(rt::pyj_rt_error_exit);
+            e.call<&rt::pyj_rt_error_exit>(Emitter::tstate, Lea(Emitter::frame_address()), depth, traceback);
             a.jmp(exit_error_);
             return;
         }
-        a.mov(x86::r8d, entry->level);
-        a.mov(x86::r9d, entry->lasti ? 1 : 0);
-        CALL(rt::pyj_rt_unwind_to_handler);
+        e.call<&rt::pyj_rt_unwind_to_handler>(Emitter::tstate, Lea(Emitter::frame_address()), depth, traceback,
+                                              entry->level, entry->lasti ? 1 : 0);
         a.test(x86::eax, x86::eax);
         a.jnz(exit_error_);
         a.jmp(handler);
@@ -492,8 +476,7 @@ void Compiler::eval_breaker_check(int unit, int lookup_unit)
     Label pending = em_.cold([this, back, unit, lookup_unit, depth](Emitter &e) {
         auto &a = e.as();
         e.set_prev_instr(unit);
-        a.mov(x86::rdi, Emitter::tstate);
-        CALL(rt::pyj_rt_eval_breaker);
+        e.call<&rt::pyj_rt_eval_breaker>(Emitter::tstate);
         a.test(x86::eax, x86::eax);
         a.jnz(error_exit_at(unit, depth, Raise::Error, lookup_unit));
         a.jmp(back);
@@ -601,9 +584,7 @@ void Compiler::visit_LOAD_FAST(const Instr &ins)
     if (!bound_.certain(bytecode_.instr_at(ins.start), index)) {
         Label unbound = em_.cold([this, index, depth, unit](Emitter &e) {
             e.set_prev_instr(unit);
-            e.as().lea(x86::rdi, Emitter::frame_address());
-            e.as().mov(x86::esi, index);
-            CALL(rt::pyj_rt_unbound_local);
+            e.call<&rt::pyj_rt_unbound_local>(Lea(Emitter::frame_address()), index);
             e.as().jmp(error_exit_at(unit, depth));
         });
         a.test(x86::rax, x86::rax);
@@ -641,18 +622,13 @@ void Compiler::visit_POP_TOP(const Instr &ins)
     em_.decref(x86::rdi, ins.index);
 }
 
-// A slot helper (codegen/runtime/runtime_slots.h) for the current instruction:
-// fn(sp = the deepest of `inputs` operands, tstate[, edx set by the caller])
-// leaves one result in place of the operands. Status 0 goes on; the rare
-// others leave out of line: < 0 to the error exit, > 0 (tracing switched on)
-// to the interpreter at the next instruction.
-void Compiler::slot_call(int inputs, const void *fn, const char *name, bool set_prev)
+// After a slot helper's call (slot_call, codegen/runtime/runtime_slots.h):
+// status 0 goes on with the result in place of the `inputs` operands; the
+// rare others leave out of line: < 0 to the error exit, > 0 (tracing switched
+// on) to the interpreter at the next instruction.
+void Compiler::slot_status(int inputs)
 {
     auto &a = em_.as();
-    if (set_prev) set_prev_instr();
-    a.lea(x86::rdi, em_.stack(depth() - inputs));
-    a.mov(x86::rsi, Emitter::tstate);
-    em_.call(fn, name);
     int depth = this->depth() - inputs;
     // A deferred stub, not out_of_line(): a site that is itself out of line
     // would otherwise fall through into it.
@@ -702,7 +678,7 @@ void Compiler::pop_jump_if_bool(const Instr &ins, bool jump_when_true)
     em_.out_of_line([&] {   // anything else: its truth, then it is released
         a.bind(slow);
         em_.set_prev_instr(ins.index);
-        CALL(slots::truth_consume);
+        em_.call<&slots::truth_consume>(x86::rdi);
         a.test(x86::eax, x86::eax);
         a.js(error_exit(depth()));
         if (jump_when_true) a.jnz(take); else a.jz(take);
@@ -753,7 +729,7 @@ void Compiler::jump_or_pop(const Instr &ins, bool jump_when_true)
     em_.out_of_line([&] {
         a.bind(slow);
         em_.set_prev_instr(ins.index);
-        CALL(PyObject_IsTrue);
+        em_.call<&PyObject_IsTrue>(x86::rdi);
         a.test(x86::eax, x86::eax);
         a.js(error_exit(depth()));
         if (jump_when_true) a.jnz(take); else a.jz(take);

@@ -11,13 +11,11 @@
 #include "front/bound_locals.h"
 #include "front/bytecode.h"
 #include "machine/emitter.h"
-#include "opt/unboxed_frame.h"
 #include "model/entry_states.h"
 #include "model/frame_state.h"
+#include "opt/unboxed_frame.h"
+#include "runtime/helpers.h"
 #include "runtime/inline_cache.h"
-
-// Calls a C function from a visitor, naming it in the disassembly.
-#define PYJ_CALL(compiler, fn) (compiler).em().call(reinterpret_cast<const void *>(&(fn)), #fn)
 
 namespace pyjion {
 
@@ -100,7 +98,17 @@ public:
     asmjit::Label tracing_exit(int start, int depth);
     bool method_slot_likely(int base) const;
     void jump_if_flags(bool when_nonzero, int target_unit, const Instr &jump, const asmjit::Label &fallthrough);
-    void slot_call(int inputs, const void *fn, const char *name, bool set_prev = true);
+    // A slot helper (runtime/runtime_slots.h) for the current instruction:
+    // fn(sp = the deepest of `inputs` operands, tstate, extra...) leaves one
+    // result in place of the operands; then slot_status.
+    template <class F, class... Extra>
+    void slot_call(int inputs, Callee<F> fn, bool set_prev = true, const Extra &...extra)
+    {
+        if (set_prev) set_prev_instr();
+        em_.call_ptr<F>(fn.fn, fn.name, Lea(em_.stack(depth() - inputs)), Emitter::tstate, extra...);
+        slot_status(inputs);
+    }
+    void slot_status(int inputs);
 
 private:
 

@@ -152,7 +152,7 @@ void floor_divmod(Compiler &c)
 void emit_binary_op(Compiler &c, int nb)
 {
     const char *name = nullptr;
-    const void *fn = reinterpret_cast<const void *>(slots::binary_helper(nb, &name));
+    slots::BinaryHelper fn = slots::binary_helper(nb, &name);
     auto &a = c.as();
     auto &em = c.em();
     Label generic = a.newLabel(), have_result = a.newLabel(), done = a.newLabel();
@@ -216,7 +216,7 @@ void emit_binary_op(Compiler &c, int nb)
         reuse_dead_operand([&](const x86::Gp &box) { a.movsd(x86::qword_ptr(box, layout::kFloatValue), x86::xmm0); },
                            allocate);
         a.bind(allocate);
-        PYJ_CALL(c, PyFloat_FromDouble);
+        em.call<&PyFloat_FromDouble>(InReg{});   // xmm0: the result
         allocated();
     };
     auto generic_path = [&]() {
@@ -225,10 +225,7 @@ void emit_binary_op(Compiler &c, int nb)
         if (const Instr *store = (nb == NB_ADD || nb == NB_INPLACE_ADD) ? c.concat_store() : nullptr) {
             // s = s + t / s += t on str: append in place and do the STORE_FAST too.
             Label plain = a.newLabel();
-            a.lea(x86::rdi, em.local(store->oparg));
-            a.mov(x86::rsi, c.top(1));
-            a.mov(x86::rdx, c.top(0));
-            PYJ_CALL(c, rt::pyj_rt_concat_into_local);
+            em.call<&rt::pyj_rt_concat_into_local>(Lea(em.local(store->oparg)), c.top(1), c.top(0));
             a.test(x86::eax, x86::eax);
             a.jg(plain);
             a.jnz(c.error_exit(depth - 2));
@@ -237,7 +234,7 @@ void emit_binary_op(Compiler &c, int nb)
             c.grow(2);
             a.bind(plain);
         }
-        c.slot_call(2, fn, name, false);   // prev_instr set above
+        c.slot_call(2, Callee<slots::BinaryHelper>{fn, name}, false);   // prev_instr set above
     };
 
     if (!ints && !floats) {
@@ -292,7 +289,7 @@ void emit_binary_op(Compiler &c, int nb)
                 },
                 allocate_int);
             a.bind(allocate_int);
-            PYJ_CALL(c, PyLong_FromLongLong);
+            em.call<&PyLong_FromLongLong>(x86::rdi);   // the result
             allocated();
         });
         if (floats) em.out_of_line(float_path);
@@ -431,16 +428,13 @@ void emit_compare_op(Compiler &c, int op)
     em.out_of_line([&] {
         a.bind(generic);
         if (!jump) {
-            a.mov(x86::edx, op);
-            c.slot_call(2, reinterpret_cast<const void *>(&slots::compare), "slots::compare");
+            c.slot_call(2, callee<&slots::compare>(), true, op);
             a.jmp(done);
             return;
         }
         // Fused: the result is consumed by the jump, as POP_JUMP_IF_* would.
         c.set_prev_instr();
-        a.lea(x86::rdi, em.stack(c.depth() - 2));
-        a.mov(x86::esi, op);
-        PYJ_CALL(c, slots::compare_truth);
+        em.call<&slots::compare_truth>(Lea(em.stack(c.depth() - 2)), op);
         c.drop(2);
         a.test(x86::eax, x86::eax);
         a.js(c.error_exit(depth - 2));

@@ -14,36 +14,28 @@ using namespace asmjit;
 
 void Compiler::visit_PUSH_EXC_INFO(const Instr &)
 {
-    as().mov(x86::rdi, Emitter::tstate);
-    stack_pointer_to(x86::rsi);
-    PYJ_CALL(*this, rt::pyj_rt_push_exc_info);
+    em().call<&rt::pyj_rt_push_exc_info>(Emitter::tstate, Lea(em().stack(depth())));
     grow(1);
 }
 
 void Compiler::visit_POP_EXCEPT(const Instr &)
 {
     set_prev_instr();   // releasing the old exception may run __del__
-    as().mov(x86::rdi, Emitter::tstate);
-    stack_pointer_to(x86::rsi);
-    PYJ_CALL(*this, rt::pyj_rt_pop_except);
+    em().call<&rt::pyj_rt_pop_except>(Emitter::tstate, Lea(em().stack(depth())));
     drop(1);
 }
 
 void Compiler::visit_CHECK_EXC_MATCH(const Instr &)
 {
     set_prev_instr();
-    as().mov(x86::rdi, Emitter::tstate);
-    stack_pointer_to(x86::rsi);
-    PYJ_CALL(*this, rt::pyj_rt_check_exc_match);
+    em().call<&rt::pyj_rt_check_exc_match>(Emitter::tstate, Lea(em().stack(depth())));
     jump_if_error_negative(x86::eax, depth() - 1);
 }
 
 void Compiler::visit_CHECK_EG_MATCH(const Instr &)
 {
     set_prev_instr();
-    as().mov(x86::rdi, Emitter::tstate);
-    stack_pointer_to(x86::rsi);
-    PYJ_CALL(*this, rt::pyj_rt_check_eg_match);
+    em().call<&rt::pyj_rt_check_eg_match>(Emitter::tstate, Lea(em().stack(depth())));
     jump_if_error_negative(x86::eax, depth() - 1);
 }
 
@@ -52,10 +44,7 @@ void Compiler::visit_RERAISE(const Instr &ins)
     auto &a = as();
     int depth_before = depth();
     set_prev_instr();
-    a.lea(x86::rdi, Emitter::frame_address());
-    stack_pointer_to(x86::rsi);
-    a.mov(x86::edx, ins.oparg);
-    PYJ_CALL(*this, rt::pyj_rt_reraise);
+    em().call<&rt::pyj_rt_reraise>(Lea(Emitter::frame_address()), Lea(em().stack(depth())), ins.oparg);
     a.test(x86::eax, x86::eax);
     a.jnz(error_exit(depth_before));
     // The exception value moved into the thread state; with oparg, prev_instr
@@ -69,10 +58,7 @@ void Compiler::visit_RAISE_VARARGS(const Instr &ins)
     auto &a = as();
     if (ins.oparg > 2) unsupported(ins);
     set_prev_instr();
-    a.mov(x86::rdi, Emitter::tstate);
-    stack_pointer_to(x86::rsi);
-    a.mov(x86::edx, ins.oparg);
-    PYJ_CALL(*this, rt::pyj_rt_raise);
+    em().call<&rt::pyj_rt_raise>(Emitter::tstate, Lea(em().stack(depth())), ins.oparg);
     drop(ins.oparg);
     a.test(x86::eax, x86::eax);
     a.jnz(error_exit(depth(), Raise::Reraise));
@@ -82,8 +68,7 @@ void Compiler::visit_RAISE_VARARGS(const Instr &ins)
 void Compiler::visit_WITH_EXCEPT_START(const Instr &)
 {
     set_prev_instr();
-    stack_pointer_to(x86::rdi);
-    PYJ_CALL(*this, rt::pyj_rt_with_except_start);
+    em().call<&rt::pyj_rt_with_except_start>(Lea(em().stack(depth())));
     jump_if_error_zero(x86::rax, depth());
     push(x86::rax);
 }
@@ -91,9 +76,7 @@ void Compiler::visit_WITH_EXCEPT_START(const Instr &)
 void Compiler::visit_BEFORE_WITH(const Instr &)
 {
     set_prev_instr();
-    as().mov(x86::rdi, Emitter::tstate);
-    stack_pointer_to(x86::rsi);
-    PYJ_CALL(*this, rt::pyj_rt_before_with);
+    em().call<&rt::pyj_rt_before_with>(Emitter::tstate, Lea(em().stack(depth())));
     jump_if_error_negative(x86::eax, depth());
     grow(1);
 }
@@ -103,9 +86,7 @@ void Compiler::visit_PREP_RERAISE_STAR(const Instr &)
 {
     auto &a = as();
     set_prev_instr();
-    a.mov(x86::rdi, top(1));
-    a.mov(x86::rsi, top(0));
-    PYJ_CALL(*this, rt::pyj_rt_prep_reraise_star);
+    em().call<&rt::pyj_rt_prep_reraise_star>(top(1), top(0));
     a.mov(x86::r14, x86::rax);
     release_top(2);
     jump_if_error_zero(x86::r14, depth());

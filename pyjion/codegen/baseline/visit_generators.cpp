@@ -36,9 +36,7 @@ void Compiler::visit_SEND(const Instr &ins)
     auto &a = as();
     Label next = a.newLabel();
     set_prev_instr();
-    stack_pointer_to(x86::rdi);
-    a.mov(x86::rsi, Emitter::tstate);
-    PYJ_CALL(*this, rt::pyj_rt_send);
+    em().call<&rt::pyj_rt_send>(Lea(em().stack(depth())), Emitter::tstate);
     a.test(x86::eax, x86::eax);
     a.js(error_exit(depth() - 1));
     a.jz(next);
@@ -51,34 +49,28 @@ void Compiler::visit_SEND(const Instr &ins)
 void Compiler::visit_GET_YIELD_FROM_ITER(const Instr &)
 {
     set_prev_instr();
-    stack_pointer_to(x86::rdi);
-    as().mov(x86::esi, code()->co_flags);
-    PYJ_CALL(*this, rt::pyj_rt_get_yield_from_iter);
+    em().call<&rt::pyj_rt_get_yield_from_iter>(Lea(em().stack(depth())), code()->co_flags);
     jump_if_error_negative(x86::eax, depth() - 1);
 }
 
 void Compiler::visit_GET_AWAITABLE(const Instr &ins)
 {
     set_prev_instr();
-    stack_pointer_to(x86::rdi);
-    as().mov(x86::esi, ins.oparg);
-    PYJ_CALL(*this, rt::pyj_rt_get_awaitable);
+    em().call<&rt::pyj_rt_get_awaitable>(Lea(em().stack(depth())), ins.oparg);
     jump_if_error_negative(x86::eax, depth() - 1);
 }
 
 void Compiler::visit_GET_AITER(const Instr &)
 {
     set_prev_instr();
-    stack_pointer_to(x86::rdi);
-    PYJ_CALL(*this, rt::pyj_rt_get_aiter);
+    em().call<&rt::pyj_rt_get_aiter>(Lea(em().stack(depth())));
     jump_if_error_negative(x86::eax, depth() - 1);
 }
 
 void Compiler::visit_GET_ANEXT(const Instr &)
 {
     set_prev_instr();
-    stack_pointer_to(x86::rdi);
-    PYJ_CALL(*this, rt::pyj_rt_get_anext);
+    em().call<&rt::pyj_rt_get_anext>(Lea(em().stack(depth())));
     jump_if_error_zero(x86::rax, depth());
     push(x86::rax);
 }
@@ -87,8 +79,7 @@ void Compiler::visit_END_ASYNC_FOR(const Instr &ins)
 {
     auto &a = as();
     set_prev_instr();
-    stack_pointer_to(x86::rdi);
-    PYJ_CALL(*this, rt::pyj_rt_end_async_for);
+    em().call<&rt::pyj_rt_end_async_for>(Lea(em().stack(depth())));
     a.test(x86::eax, x86::eax);
     a.jnz(error_exit(depth() - 1, Raise::Reraise));
     drop(2);
@@ -97,8 +88,7 @@ void Compiler::visit_END_ASYNC_FOR(const Instr &ins)
 void Compiler::visit_BEFORE_ASYNC_WITH(const Instr &)
 {
     set_prev_instr();
-    stack_pointer_to(x86::rdi);
-    PYJ_CALL(*this, rt::pyj_rt_before_async_with);
+    em().call<&rt::pyj_rt_before_async_with>(Lea(em().stack(depth())));
     jump_if_error_negative(x86::eax, depth());
     grow(1);
 }
@@ -107,8 +97,7 @@ void Compiler::visit_ASYNC_GEN_WRAP(const Instr &)
 {
     auto &a = as();
     set_prev_instr();
-    a.mov(x86::rdi, top());
-    PYJ_CALL(*this, rt::pyj_rt_async_gen_wrap);
+    em().call<&rt::pyj_rt_async_gen_wrap>(top());
     jump_if_error_zero(x86::rax, depth());
     a.mov(x86::rdi, top());
     a.mov(top(), x86::rax);

@@ -77,10 +77,7 @@ void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
     em().out_of_line([&] {   // the miss: a lookup and a refill, rare once warm
         a.bind(miss);
         set_prev_instr();
-        a.lea(x86::rdi, Emitter::frame_address());
-        em().load_address(x86::rsi, name);
-        a.mov(x86::rdx, x86::rcx);
-        PYJ_CALL(*this, rtn::pyj_load_global_cached);
+        em().call<&rtn::pyj_load_global_cached>(Lea(Emitter::frame_address()), name, x86::rcx);
         jump_if_error_zero(x86::rax, depth());
         a.jmp(have);
     });
@@ -94,50 +91,35 @@ void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
 
 void Compiler::visit_LOAD_NAME(const Instr &ins)
 {
-    auto &a = as();
     PyObject *name = name_at(code(), ins.oparg, ins);
     set_prev_instr();
-    a.lea(x86::rdi, Emitter::frame_address());
-    em().load_address(x86::rsi, name);
-    PYJ_CALL(*this, rtn::pyj_load_name);
+    em().call<&rtn::pyj_load_name>(Lea(Emitter::frame_address()), name);
     jump_if_error_zero(x86::rax, depth());
     push(x86::rax);
 }
 
 namespace {
-// STORE_/DELETE_ NAME and GLOBAL: fn(frame, name[, value]) -> 0 or -1; a
+// STORE_/DELETE_ NAME and GLOBAL: Fn(frame, name[, value]) -> 0 or -1; a
 // stored value's reference goes to the helper.
-void name_status_op(Compiler &c, const Instr &ins, bool takes_value, const void *fn, const char *fn_name)
+template <auto Fn>
+void name_status_op(Compiler &c, const Instr &ins)
 {
     PyObject *name = name_at(c.code(), ins.oparg, ins);
-    if (takes_value) c.pop_to(x86::rdx);
     c.set_prev_instr();
-    c.as().lea(x86::rdi, Emitter::frame_address());
-    c.em().load_address(x86::rsi, name);
-    c.em().call(fn, fn_name);
+    if constexpr (CallSignature<decltype(Fn)>::arity == 3) {
+        c.em().call<Fn>(Lea(Emitter::frame_address()), name, c.top(0));
+        c.drop(1);
+    } else {
+        c.em().call<Fn>(Lea(Emitter::frame_address()), name);
+    }
     c.jump_if_error_negative(x86::eax, c.depth());
 }
 }  // namespace
 
-void Compiler::visit_STORE_NAME(const Instr &ins)
-{
-    name_status_op(*this, ins, true, reinterpret_cast<const void *>(&rtn::pyj_store_name), "rtn::pyj_store_name");
-}
-
-void Compiler::visit_DELETE_NAME(const Instr &ins)
-{
-    name_status_op(*this, ins, false, reinterpret_cast<const void *>(&rtn::pyj_delete_name), "rtn::pyj_delete_name");
-}
-
-void Compiler::visit_STORE_GLOBAL(const Instr &ins)
-{
-    name_status_op(*this, ins, true, reinterpret_cast<const void *>(&rtn::pyj_store_global), "rtn::pyj_store_global");
-}
-
-void Compiler::visit_DELETE_GLOBAL(const Instr &ins)
-{
-    name_status_op(*this, ins, false, reinterpret_cast<const void *>(&rtn::pyj_delete_global), "rtn::pyj_delete_global");
-}
+void Compiler::visit_STORE_NAME(const Instr &ins) { name_status_op<&rtn::pyj_store_name>(*this, ins); }
+void Compiler::visit_DELETE_NAME(const Instr &ins) { name_status_op<&rtn::pyj_delete_name>(*this, ins); }
+void Compiler::visit_STORE_GLOBAL(const Instr &ins) { name_status_op<&rtn::pyj_store_global>(*this, ins); }
+void Compiler::visit_DELETE_GLOBAL(const Instr &ins) { name_status_op<&rtn::pyj_delete_global>(*this, ins); }
 
 // ---- attributes: inline caches ------------------------------------------------
 //
@@ -158,8 +140,6 @@ namespace {
 using namespace guards;   // the entry offsets and the kinds' guards (cache_guards.h)
 
 constexpr int32_t kObType = offsetof(PyObject, ob_type);
-
-#define CALL_FN(e, fn) (e).call(reinterpret_cast<const void *>(&(fn)), #fn)
 
 // ---- what one kind does --------------------------------------------------------
 //
@@ -283,12 +263,8 @@ void emit_first_entry(Emitter &em, AttrCache *cache, const x86::Mem &owner, cons
 // or NULL, and whether it is a method; then rdi = owner again.
 void emit_probe_call(Emitter &em, AttrCache *cache, const x86::Mem &owner, bool method)
 {
-    auto &a = em.as();
-    em.load_address(x86::rdi, cache);
-    a.mov(x86::rsi, owner);
-    a.mov(x86::edx, method ? 1 : 0);
-    CALL_FN(em, rtn::pyj_attr_probe);
-    a.mov(x86::rdi, owner);
+    em.call<&rtn::pyj_attr_probe>(cache, owner, method ? 1 : 0);
+    em.as().mov(x86::rdi, owner);
 }
 
 // A site of a long function: the shared stub (site_stubs.h) with rsi = the owner's
@@ -308,7 +284,7 @@ void emit_stub_call(Emitter &em, const void *stub, const char *name, AttrCache *
 void emit_dealloc_then(Emitter &em, int unit, const Label &done)
 {
     em.set_prev_instr(unit);
-    CALL_FN(em, _Py_Dealloc);
+    em.call<&_Py_Dealloc>(x86::rdi);
     em.as().jmp(done);
 }
 
@@ -333,10 +309,7 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
     Label done = a.newLabel(), hit = a.newLabel();
     Label miss = em().cold([=](Emitter &e) {
         e.set_prev_instr(unit);
-        e.as().lea(x86::rdi, e.stack(d - 1));
-        e.load_address(x86::rsi, name);
-        e.load_address(x86::rdx, cache);
-        CALL_FN(e, rtn::pyj_load_attr_miss);
+        e.call<&rtn::pyj_load_attr_miss>(Lea(e.stack(d - 1)), name, cache);
         e.as().test(x86::eax, x86::eax);
         e.as().js(err);
         e.as().jmp(done);
@@ -392,10 +365,7 @@ void Compiler::visit_LOAD_METHOD(const Instr &ins)
     Label done = a.newLabel(), method_value = a.newLabel();
     Label miss = em().cold([=](Emitter &e) {
         e.set_prev_instr(unit);
-        e.as().lea(x86::rdi, e.stack(d - 1));
-        e.load_address(x86::rsi, name);
-        e.load_address(x86::rdx, cache);
-        CALL_FN(e, rtn::pyj_load_method_miss);
+        e.call<&rtn::pyj_load_method_miss>(Lea(e.stack(d - 1)), name, cache);
         e.as().test(x86::eax, x86::eax);
         e.as().js(err);
         e.as().jmp(done);
@@ -470,11 +440,7 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
     Label done = a.newLabel(), release_owner = a.newLabel();
     Label miss = em().cold([=](Emitter &e) {
         e.set_prev_instr(unit);
-        e.as().mov(x86::rdi, owner);
-        e.load_address(x86::rsi, name);
-        e.as().mov(x86::rdx, value);
-        e.load_address(x86::rcx, cache);
-        CALL_FN(e, rtn::pyj_store_attr_miss);
+        e.call<&rtn::pyj_store_attr_miss>(owner, name, value, cache);
         e.as().test(x86::eax, x86::eax);
         e.as().js(err);
         e.as().jmp(done);
@@ -482,8 +448,7 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
     // The old value (r8, non-NULL) is released after the store, as CPython does.
     Label dealloc_old = em().cold([=](Emitter &e) {
         e.set_prev_instr(unit);
-        e.as().mov(x86::rdi, x86::r8);
-        CALL_FN(e, _Py_Dealloc);
+        e.call<&_Py_Dealloc>(x86::r8);
         e.as().jmp(release_owner);
     });
     // First value for this index in this instance: append the index to the
@@ -541,8 +506,7 @@ void Compiler::visit_DELETE_ATTR(const Instr &ins)
     PyObject *name = name_at(code(), ins.oparg, ins);
     pop_to(x86::rdi);   // the helper releases the owner
     set_prev_instr();
-    em().load_address(x86::rsi, name);
-    PYJ_CALL(*this, rtn::pyj_delete_attr);
+    em().call<&rtn::pyj_delete_attr>(x86::rdi, name);
     jump_if_error_negative(x86::eax, depth());
 }
 
@@ -550,40 +514,29 @@ void Compiler::visit_DELETE_ATTR(const Instr &ins)
 
 void Compiler::visit_IMPORT_NAME(const Instr &ins)
 {
-    auto &a = as();
     PyObject *name = name_at(code(), ins.oparg, ins);
     // TOS = fromlist, TOS1 = level; the helper releases both.
     set_prev_instr();
-    a.mov(x86::rdi, Emitter::tstate);
-    a.lea(x86::rsi, Emitter::frame_address());
-    em().load_address(x86::rdx, name);
-    a.mov(x86::rcx, top(0));
-    a.mov(x86::r8, top(1));
+    em().call<&rtn::pyj_import_name>(Emitter::tstate, Lea(Emitter::frame_address()), name, top(0), top(1));
     drop(2);
-    PYJ_CALL(*this, rtn::pyj_import_name);
     jump_if_error_zero(x86::rax, depth());
     push(x86::rax);
 }
 
 void Compiler::visit_IMPORT_FROM(const Instr &ins)
 {
-    auto &a = as();
     PyObject *name = name_at(code(), ins.oparg, ins);
     set_prev_instr();
-    a.mov(x86::rdi, top(0));   // the module stays on the stack
-    em().load_address(x86::rsi, name);
-    PYJ_CALL(*this, rtn::pyj_import_from);
+    em().call<&rtn::pyj_import_from>(top(0), name);   // the module stays on the stack
     jump_if_error_zero(x86::rax, depth());
     push(x86::rax);
 }
 
 void Compiler::visit_IMPORT_STAR(const Instr &)
 {
-    auto &a = as();
     pop_to(x86::rsi);   // the helper releases the module
     set_prev_instr();
-    a.lea(x86::rdi, Emitter::frame_address());
-    PYJ_CALL(*this, rtn::pyj_import_star);
+    em().call<&rtn::pyj_import_star>(Lea(Emitter::frame_address()), x86::rsi);
     jump_if_error_negative(x86::eax, depth());
 }
 
@@ -591,20 +544,16 @@ void Compiler::visit_IMPORT_STAR(const Instr &)
 
 void Compiler::visit_LOAD_BUILD_CLASS(const Instr &)
 {
-    auto &a = as();
     set_prev_instr();
-    a.lea(x86::rdi, Emitter::frame_address());
-    PYJ_CALL(*this, rtn::pyj_load_build_class);
+    em().call<&rtn::pyj_load_build_class>(Lea(Emitter::frame_address()));
     jump_if_error_zero(x86::rax, depth());
     push(x86::rax);
 }
 
 void Compiler::visit_SETUP_ANNOTATIONS(const Instr &)
 {
-    auto &a = as();
     set_prev_instr();
-    a.lea(x86::rdi, Emitter::frame_address());
-    PYJ_CALL(*this, rtn::pyj_setup_annotations);
+    em().call<&rtn::pyj_setup_annotations>(Lea(Emitter::frame_address()));
     jump_if_error_negative(x86::eax, depth());
 }
 
@@ -619,11 +568,9 @@ void Compiler::visit_LOAD_ASSERTION_ERROR(const Instr &)
 
 void Compiler::visit_PRINT_EXPR(const Instr &)
 {
-    auto &a = as();
     pop_to(x86::rsi);   // the helper releases the value
     set_prev_instr();
-    a.mov(x86::rdi, Emitter::tstate);
-    PYJ_CALL(*this, rtn::pyj_print_expr);
+    em().call<&rtn::pyj_print_expr>(Emitter::tstate, x86::rsi);
     jump_if_error_negative(x86::eax, depth());
 }
 
@@ -653,12 +600,9 @@ void Compiler::visit_COPY_FREE_VARS(const Instr &ins)
 // frame, as in the interpreter.
 void Compiler::visit_MAKE_CELL(const Instr &ins)
 {
-    auto &a = as();
     int index = local_index(code(), ins);
     set_prev_instr();
-    a.lea(x86::rdi, Emitter::frame_address());
-    a.mov(x86::esi, index);
-    PYJ_CALL(*this, rtn::pyj_make_cell);
+    em().call<&rtn::pyj_make_cell>(Lea(Emitter::frame_address()), index);
     jump_if_error_negative(x86::eax, depth());
 }
 
@@ -678,9 +622,7 @@ Label unbound_deref_exit(Compiler &c, const Instr &ins, int index)
     int unit = ins.index;
     return c.em().cold([&c, index, depth, unit](Emitter &e) {
         e.set_prev_instr(unit);
-        e.as().lea(x86::rdi, Emitter::frame_address());
-        e.as().mov(x86::esi, index);
-        PYJ_CALL(c, rtn::pyj_unbound_deref);
+        e.call<&rtn::pyj_unbound_deref>(Lea(Emitter::frame_address()), index);
         e.as().jmp(c.error_exit_at(unit, depth));
     });
 }
@@ -727,12 +669,9 @@ void Compiler::visit_DELETE_DEREF(const Instr &ins)
 
 void Compiler::visit_LOAD_CLASSDEREF(const Instr &ins)
 {
-    auto &a = as();
     int index = local_index(code(), ins);
     set_prev_instr();
-    a.lea(x86::rdi, Emitter::frame_address());
-    a.mov(x86::esi, index);
-    PYJ_CALL(*this, rtn::pyj_load_classderef);
+    em().call<&rtn::pyj_load_classderef>(Lea(Emitter::frame_address()), index);
     jump_if_error_zero(x86::rax, depth());
     push(x86::rax);
 }
@@ -745,9 +684,7 @@ void Compiler::visit_DELETE_FAST(const Instr &ins)
     int unit = ins.index;
     Label unbound = em().cold([this, index, depth, unit](Emitter &e) {
         e.set_prev_instr(unit);
-        e.as().lea(x86::rdi, Emitter::frame_address());
-        e.as().mov(x86::esi, index);
-        PYJ_CALL(*this, rt::pyj_rt_unbound_local);
+        e.call<&rt::pyj_rt_unbound_local>(Lea(Emitter::frame_address()), index);
         e.as().jmp(error_exit_at(unit, depth));
     });
     a.mov(x86::rdi, em().local(index));

@@ -20,8 +20,6 @@ namespace pyjion {
 
 using namespace asmjit;
 
-#define CALL(fn) PYJ_CALL(*this, fn)
-
 namespace {
 
 // CPython 3.11's list iterator (Objects/listobject.c, not in any header).
@@ -50,9 +48,6 @@ void small_index(Compiler &c, const x86::Gp &obj, const Label &fail)
     c.as().test(x86::rcx, x86::rcx);
     c.as().js(fail);
 }
-
-// Loads the address of value-stack slot `slot` (0 = bottom) into `reg`.
-void slot_address(Compiler &c, const x86::Gp &reg, int slot) { c.as().lea(reg, c.em().stack(slot)); }
 
 // After a helper that consumed `consumed` values and returned a new reference
 // (or NULL) in rax: model the inputs gone, take the error exit on NULL, push.
@@ -99,8 +94,7 @@ void Compiler::visit_PRECALL(const Instr &ins)
     Label done = a.newLabel();
     Label unpack = em_.cold([this, base, unit, done](Emitter &e) {
         e.set_prev_instr(unit);
-        e.as().lea(x86::rdi, e.stack(base));
-        CALL(objrt::precall_unpack_method);
+        e.call<&objrt::precall_unpack_method>(Lea(e.stack(base)));
         e.as().jmp(done);
     });
     a.cmp(em_.stack(base), 0);
@@ -276,17 +270,13 @@ void Compiler::visit_CALL(const Instr &ins)
         a.bind(generic);
         emit_load_warm(x86::esi);
         a.shl(x86::esi, 16);
-        a.or_(x86::esi, ins.oparg);
-        slot_address(*this, x86::rdi, base);
-        // rdx: the keyword names (kept alive by co_consts), or the site's cache
-        em_.load_address(x86::rdx, kwnames != nullptr ? static_cast<const void *>(kwnames) : site);
-        a.lea(x86::rcx, Emitter::frame_address());
-        a.lea(x86::r8, x86::ptr(Emitter::first_instr, cache_unit * 2));
-        a.mov(x86::r9, Emitter::tstate);
-        if (kwnames != nullptr) {
-            CALL(objrt::call);
+        a.or_(x86::esi, ins.oparg);   // oparg_warm
+        Lea args(em_.stack(base)), frame(Emitter::frame_address());
+        Lea py_call_instr(x86::ptr(Emitter::first_instr, cache_unit * 2));
+        if (kwnames != nullptr) {   // (kept alive by co_consts)
+            em_.call<&objrt::call>(args, x86::esi, kwnames, frame, py_call_instr, Emitter::tstate);
         } else {
-            CALL(objrt::call_at_site);
+            em_.call<&objrt::call_at_site>(args, x86::esi, site, frame, py_call_instr, Emitter::tstate);
         }
     };
     if (kwnames == nullptr) {
@@ -314,9 +304,7 @@ void Compiler::visit_CALL_FUNCTION_EX(const Instr &ins)
     int has_kwargs = ins.oparg & 1;
     int n = 3 + has_kwargs;
     em_.set_prev_instr(ins.index);
-    slot_address(*this, x86::rdi, depth_ - n);
-    em_.as().mov(x86::esi, has_kwargs);
-    CALL(objrt::call_function_ex);
+    em_.call<&objrt::call_function_ex>(Lea(em_.stack(depth_ - n)), has_kwargs);
     push_result(*this, n);
     eval_breaker_check();
 }
@@ -327,28 +315,23 @@ void Compiler::visit_MAKE_FUNCTION(const Instr &ins)
     int n = 1;
     for (int bit = 0; bit < 4; bit++) n += (ins.oparg >> bit) & 1;
     em_.set_prev_instr(ins.index);
-    em_.as().lea(x86::rdi, Emitter::frame_address());
-    slot_address(*this, x86::rsi, depth_ - n);
-    em_.as().mov(x86::edx, ins.oparg);
-    CALL(objrt::make_function);
+    em_.call<&objrt::make_function>(Lea(Emitter::frame_address()), Lea(em_.stack(depth_ - n)), ins.oparg);
     push_result(*this, n);
 }
 
 // ---- building containers -------------------------------------------------------
 
 namespace {
-template <typename Fn>
-void build_from_slots(Compiler &c, int n_slots, int count, Fn fn, const char *name)
+template <auto Fn>
+void build_from_slots(Compiler &c, int n_slots, int count)
 {
     c.set_prev_instr();
-    slot_address(c, x86::rdi, c.depth() - n_slots);
-    c.as().mov(x86::esi, count);
-    c.em().call(reinterpret_cast<const void *>(fn), name);
+    c.em().call<Fn>(Lea(c.em().stack(c.depth() - n_slots)), count);
     push_result(c, n_slots);
 }
 }  // namespace
 
-#define BUILD(fn, n_slots, count) build_from_slots(*this, n_slots, count, &objrt::fn, "objrt::" #fn)
+#define BUILD(fn, n_slots, count) build_from_slots<&objrt::fn>(*this, n_slots, count)
 
 void Compiler::visit_BUILD_TUPLE(const Instr &ins) { BUILD(build_tuple, ins.oparg, ins.oparg); }
 void Compiler::visit_BUILD_LIST(const Instr &ins) { BUILD(build_list, ins.oparg, ins.oparg); }
@@ -361,18 +344,14 @@ void Compiler::visit_BUILD_STRING(const Instr &ins) { BUILD(build_string, ins.op
 
 void Compiler::visit_BUILD_SLICE(const Instr &ins)
 {
-    auto &a = em_.as();
     if (ins.oparg != 2 && ins.oparg != 3) unsupported(ins);
     em_.set_prev_instr(ins.index);
     int base = depth_ - ins.oparg;
-    a.mov(x86::rdi, em_.stack(base));
-    a.mov(x86::rsi, em_.stack(base + 1));
     if (ins.oparg == 3) {
-        a.mov(x86::rdx, em_.stack(base + 2));
+        em_.call<&objrt::build_slice>(em_.stack(base), em_.stack(base + 1), em_.stack(base + 2));
     } else {
-        a.xor_(x86::edx, x86::edx);
+        em_.call<&objrt::build_slice>(em_.stack(base), em_.stack(base + 1), nullptr);
     }
-    CALL(objrt::build_slice);
     push_result(*this, ins.oparg);
 }
 
@@ -380,55 +359,42 @@ void Compiler::visit_BUILD_SLICE(const Instr &ins)
 void Compiler::visit_LIST_APPEND(const Instr &ins)
 {
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, em_.stack(depth_ - 1 - ins.oparg));
-    em_.as().mov(x86::rsi, top(0));
-    CALL(objrt::list_append);
+    em_.call<&objrt::list_append>(em_.stack(depth_ - 1 - ins.oparg), top(0));
     check_status(*this, 1);
 }
 
 void Compiler::visit_SET_ADD(const Instr &ins)
 {
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, em_.stack(depth_ - 1 - ins.oparg));
-    em_.as().mov(x86::rsi, top(0));
-    CALL(objrt::set_add);
+    em_.call<&objrt::set_add>(em_.stack(depth_ - 1 - ins.oparg), top(0));
     check_status(*this, 1);
 }
 
 void Compiler::visit_MAP_ADD(const Instr &ins)
 {
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, em_.stack(depth_ - 2 - ins.oparg));
-    em_.as().mov(x86::rsi, top(1));
-    em_.as().mov(x86::rdx, top(0));
-    CALL(objrt::map_add);
+    em_.call<&objrt::map_add>(em_.stack(depth_ - 2 - ins.oparg), top(1), top(0));
     check_status(*this, 2);
 }
 
 void Compiler::visit_LIST_EXTEND(const Instr &ins)
 {
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, em_.stack(depth_ - 1 - ins.oparg));
-    em_.as().mov(x86::rsi, top(0));
-    CALL(objrt::list_extend);
+    em_.call<&objrt::list_extend>(em_.stack(depth_ - 1 - ins.oparg), top(0));
     check_status(*this, 1);
 }
 
 void Compiler::visit_SET_UPDATE(const Instr &ins)
 {
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, em_.stack(depth_ - 1 - ins.oparg));
-    em_.as().mov(x86::rsi, top(0));
-    CALL(objrt::set_update);
+    em_.call<&objrt::set_update>(em_.stack(depth_ - 1 - ins.oparg), top(0));
     check_status(*this, 1);
 }
 
 void Compiler::visit_DICT_UPDATE(const Instr &ins)
 {
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, em_.stack(depth_ - 1 - ins.oparg));
-    em_.as().mov(x86::rsi, top(0));
-    CALL(objrt::dict_update);
+    em_.call<&objrt::dict_update>(em_.stack(depth_ - 1 - ins.oparg), top(0));
     check_status(*this, 1);
 }
 
@@ -439,18 +405,14 @@ void Compiler::visit_DICT_MERGE(const Instr &ins)
     int dict_slot = depth_ - 1 - ins.oparg;
     if (dict_slot - 2 < 0) unsupported(ins);
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, em_.stack(dict_slot));
-    em_.as().mov(x86::rsi, top(0));
-    em_.as().mov(x86::rdx, em_.stack(dict_slot - 2));
-    CALL(objrt::dict_merge);
+    em_.call<&objrt::dict_merge>(em_.stack(dict_slot), top(0), em_.stack(dict_slot - 2));
     check_status(*this, 1);
 }
 
 void Compiler::visit_LIST_TO_TUPLE(const Instr &ins)
 {
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, top(0));
-    CALL(objrt::list_to_tuple);
+    em_.call<&objrt::list_to_tuple>(top(0));
     push_result(*this, 1);
 }
 
@@ -490,11 +452,7 @@ void Compiler::visit_UNPACK_SEQUENCE(const Instr &ins)
         a.jmp(done);
     }
     a.bind(slow);
-    a.mov(x86::rdi, top(0));
-    a.mov(x86::esi, n);
-    a.mov(x86::edx, -1);
-    slot_address(*this, x86::rcx, depth_ - 1 + n);
-    CALL(objrt::unpack);
+    em_.call<&objrt::unpack>(top(0), n, -1, Lea(em_.stack(depth_ - 1 + n)));
     check_status(*this, 1);
     grow(n);
     a.bind(done);
@@ -502,15 +460,10 @@ void Compiler::visit_UNPACK_SEQUENCE(const Instr &ins)
 
 void Compiler::visit_UNPACK_EX(const Instr &ins)
 {
-    auto &a = em_.as();
     int before = ins.oparg & 0xff, after = ins.oparg >> 8;
     int total = before + 1 + after;
     em_.set_prev_instr(ins.index);
-    a.mov(x86::rdi, top(0));
-    a.mov(x86::esi, before);
-    a.mov(x86::edx, after);
-    slot_address(*this, x86::rcx, depth_ - 1 + total);
-    CALL(objrt::unpack);
+    em_.call<&objrt::unpack>(top(0), before, after, Lea(em_.stack(depth_ - 1 + total)));
     check_status(*this, 1);
     grow(total);
 }
@@ -527,7 +480,7 @@ void Compiler::visit_BINARY_SUBSCR(const Instr &ins)
     auto &a = em_.as();
     SubscrPaths paths = subscr_paths(*this);
     if (!paths.list && !paths.tuple) {
-        slot_call(2, reinterpret_cast<const void *>(&slots::get_item), "slots::get_item");
+        slot_call(2, callee<&slots::get_item>());
         return;
     }
     Label slow = a.newLabel(), got = a.newLabel(), done = a.newLabel();
@@ -568,7 +521,7 @@ void Compiler::visit_BINARY_SUBSCR(const Instr &ins)
     em_.out_of_line([&] {   // dicts, slices, other containers
         a.bind(slow);
         depth_ = depth;
-        slot_call(2, reinterpret_cast<const void *>(&slots::get_item), "slots::get_item");
+        slot_call(2, callee<&slots::get_item>());
         a.jmp(done);
     });
     a.bind(done);
@@ -606,10 +559,7 @@ void Compiler::visit_STORE_SUBSCR(const Instr &ins)
 
     em_.out_of_line([&] {   // dicts and every other container
         a.bind(slow);
-        a.mov(x86::rdi, top(1));
-        a.mov(x86::rsi, top(0));
-        a.mov(x86::rdx, top(2));
-        CALL(objrt::store_subscr);
+        em_.call<&objrt::store_subscr>(top(1), top(0), top(2));
         check_status(*this, 3);
         a.jmp(done);
     });
@@ -619,25 +569,23 @@ void Compiler::visit_STORE_SUBSCR(const Instr &ins)
 void Compiler::visit_DELETE_SUBSCR(const Instr &ins)
 {
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, top(1));
-    em_.as().mov(x86::rsi, top(0));
-    CALL(objrt::delete_subscr);
+    em_.call<&objrt::delete_subscr>(top(1), top(0));
     check_status(*this, 2);
 }
 
 // ---- unary operators ---------------------------------------------------------------
 
 namespace {
-void unary(Compiler &c, const void *fn, const char *name)
+template <auto Fn>
+void unary(Compiler &c)
 {
     c.set_prev_instr();
-    c.as().mov(x86::rdi, c.top(0));
-    c.em().call(fn, name);
+    c.em().call<Fn>(c.top(0));
     push_result(c, 1);
 }
 }  // namespace
 
-#define UNARY(fn) unary(*this, reinterpret_cast<const void *>(&fn), #fn)
+#define UNARY(fn) unary<&fn>(*this)
 void Compiler::visit_UNARY_POSITIVE(const Instr &) { UNARY(objrt::consume1<PyNumber_Positive>); }
 void Compiler::visit_UNARY_NEGATIVE(const Instr &) { UNARY(objrt::consume1<PyNumber_Negative>); }
 void Compiler::visit_UNARY_INVERT(const Instr &) { UNARY(objrt::consume1<PyNumber_Invert>); }
@@ -659,7 +607,7 @@ void Compiler::visit_FOR_ITER(const Instr &ins)
     depth_ = depth;
     Label ended = em_.cold([this, depth, unit, exit_loop](Emitter &e) {
         auto &a = e.as();
-        CALL(objrt::for_iter_ended);
+        e.call<&objrt::for_iter_ended>();
         a.test(x86::eax, x86::eax);
         a.js(error_exit_at(unit, depth));
         a.mov(x86::rdi, e.stack(depth - 1));
@@ -704,7 +652,7 @@ void Compiler::visit_FOR_ITER(const Instr &ins)
     box_small_int(*this, x86::rdi, not_small, Label());   // falls through to `got`
     em_.out_of_line([&] {
         a.bind(not_small);
-        CALL(PyLong_FromLong);
+        em_.call<&PyLong_FromLong>(x86::rdi);
         a.test(x86::rax, x86::rax);
         a.jz(error_exit(depth));   // out of memory: the iterator stays for the unwinder
         a.jmp(got);
@@ -713,8 +661,7 @@ void Compiler::visit_FOR_ITER(const Instr &ins)
         em_.load_address(x86::rcx, &PyGen_Type);
         a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rcx);
         a.jne(generic);
-        a.mov(x86::rsi, Emitter::tstate);
-        CALL(direct::gen_next);
+        em_.call<&direct::gen_next>(x86::rdi, Emitter::tstate);
         a.test(x86::rax, x86::rax);
         a.jz(ended);
         a.jmp(got);
@@ -752,10 +699,7 @@ void Compiler::visit_IS_OP(const Instr &ins)
 void Compiler::visit_CONTAINS_OP(const Instr &ins)
 {
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, top(1));
-    em_.as().mov(x86::rsi, top(0));
-    em_.as().mov(x86::edx, ins.oparg ? 1 : 0);
-    CALL(objrt::contains_op);
+    em_.call<&objrt::contains_op>(top(1), top(0), ins.oparg ? 1 : 0);
     push_result(*this, 2);
 }
 
@@ -781,26 +725,21 @@ void Compiler::visit_SWAP(const Instr &ins)
 
 void Compiler::visit_FORMAT_VALUE(const Instr &ins)
 {
-    auto &a = em_.as();
     bool have_spec = (ins.oparg & 0x04) != 0;
+    int conversion = ins.oparg & 0x03;
     em_.set_prev_instr(ins.index);
     if (have_spec) {
-        a.mov(x86::rdi, top(1));
-        a.mov(x86::rsi, top(0));
+        em_.call<&objrt::format_value>(top(1), top(0), conversion);
     } else {
-        a.mov(x86::rdi, top(0));
-        a.xor_(x86::esi, x86::esi);
+        em_.call<&objrt::format_value>(top(0), nullptr, conversion);
     }
-    a.mov(x86::edx, ins.oparg & 0x03);
-    CALL(objrt::format_value);
     push_result(*this, have_spec ? 2 : 1);
 }
 
 void Compiler::visit_GET_LEN(const Instr &ins)
 {
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, top(0));
-    CALL(objrt::get_len);
+    em_.call<&objrt::get_len>(top(0));
     push_result(*this, 0);
 }
 
@@ -828,20 +767,14 @@ void Compiler::visit_MATCH_SEQUENCE(const Instr &) { match_flag(*this, Py_TPFLAG
 void Compiler::visit_MATCH_KEYS(const Instr &ins)
 {
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, top(1));
-    em_.as().mov(x86::rsi, top(0));
-    CALL(objrt::match_keys);
+    em_.call<&objrt::match_keys>(top(1), top(0));
     push_result(*this, 0);
 }
 
 void Compiler::visit_MATCH_CLASS(const Instr &ins)
 {
     em_.set_prev_instr(ins.index);
-    em_.as().mov(x86::rdi, top(2));
-    em_.as().mov(x86::rsi, top(1));
-    em_.as().mov(x86::rdx, top(0));
-    em_.as().mov(x86::ecx, ins.oparg);
-    CALL(objrt::match_class);
+    em_.call<&objrt::match_class>(top(2), top(1), top(0), ins.oparg);
     push_result(*this, 3);
 }
 

@@ -1,5 +1,10 @@
 #include "machine/emitter.h"
 
+#include <string>
+
+#include "codegen_api.h"
+#include "front/bytecode.h"   // CompileError
+
 namespace pyjion {
 
 using namespace asmjit;
@@ -21,9 +26,11 @@ void Emitter::decref(const x86::Gp &obj, int prev_unit)
 {
     Label alive = a_.newLabel();
     auto dealloc = [&] {
-        if (obj != x86::rdi) a_.mov(x86::rdi, obj);
+        if (obj != x86::rdi) a_.mov(x86::rdi, obj);   // before set_prev_instr, which clobbers rax
         if (prev_unit >= 0) set_prev_instr(prev_unit);
-        call(reinterpret_cast<const void *>(&_Py_Dealloc), "_Py_Dealloc");
+        // (machine/ is below runtime/, whose helpers.h holds the table: the
+        // pointer's type is checked here; _Py_Dealloc is listed there.)
+        call_ptr<void (*)(PyObject *)>(&_Py_Dealloc, "_Py_Dealloc", x86::rdi);
     };
     a_.dec(x86::qword_ptr(obj));
     if (in_cold_) {   // already out of line: no need to jump further away
@@ -55,6 +62,78 @@ void Emitter::call(const void *fn, const char *name)
     if (a_.logger() != nullptr) a_.setInlineComment(name);   // the listing names the callee
     a_.call(imm(reinterpret_cast<uint64_t>(fn)));
     calls_.push_back(CallSite{a_.currentSection(), static_cast<uint32_t>(a_.offset()), name});
+}
+
+namespace {
+
+// The general-purpose registers an argument reads, a bit per register id.
+uint32_t registers_read(const CallArg &arg)
+{
+    auto gp = [](asmjit::RegType type, uint32_t id) -> uint32_t {
+        return type == asmjit::RegType::kX86_Gpq || type == asmjit::RegType::kX86_Gpd ? 1u << id : 0;
+    };
+    switch (arg.kind) {
+    case CallArg::kReg: return 1u << arg.reg.id();
+    case CallArg::kMem:
+    case CallArg::kLea: return gp(arg.mem.baseType(), arg.mem.baseId()) | gp(arg.mem.indexType(), arg.mem.indexId());
+    default: return 0;
+    }
+}
+
+}  // namespace
+
+void Emitter::load_args(const CallArg *args, const ParamSlot *params, size_t n, const char *name)
+{
+    constexpr size_t kMaxArgs = 16;   // 6 general-purpose and 8 xmm registers
+    bool pending[kMaxArgs] = {};
+    uint32_t reads[kMaxArgs] = {};
+    for (size_t i = 0; i < n; i++) {
+        const CallArg &arg = args[i];
+        bool in_place = arg.kind == CallArg::kInReg || (arg.kind == CallArg::kReg && arg.reg.id() == params[i].id);
+        pending[i] = !params[i].xmm && !in_place;
+        reads[i] = registers_read(arg);
+    }
+    for (;;) {
+        // The first pending move whose register no other pending move reads.
+        size_t pick = n;
+        bool any = false;
+        for (size_t i = 0; i < n && pick == n; i++) {
+            if (!pending[i]) continue;
+            any = true;
+            uint32_t others = 0;
+            for (size_t j = 0; j < n; j++) {
+                if (j != i && pending[j]) others |= reads[j];
+            }
+            if ((others & (1u << params[i].id)) == 0) pick = i;
+        }
+        if (!any) return;
+        if (pick == n) {
+            throw CompileError{PYJION_RESULT_COMPILER_ERROR,
+                               std::string("the arguments of a call to ") + name +
+                                   " read each other's registers in a cycle"};
+        }
+        load_arg(args[pick], params[pick]);
+        pending[pick] = false;
+    }
+}
+
+void Emitter::load_arg(const CallArg &arg, const ParamSlot &param)
+{
+    auto reg = [&](uint32_t size) -> x86::Gp {
+        if (size == 8) return x86::gpq(param.id);
+        if (size == 4) return x86::gpd(param.id);
+        throw CompileError{PYJION_RESULT_COMPILER_ERROR,
+                           "a call argument of " + std::to_string(size) + " bytes (only 4 or 8 are loaded)"};
+    };
+    uint32_t size = param.size == 8 ? 8 : 4;
+    switch (arg.kind) {
+    case CallArg::kReg: a_.mov(reg(arg.reg.size()), arg.reg); break;
+    case CallArg::kMem: a_.mov(reg(arg.mem.hasSize() ? arg.mem.size() : size), arg.mem); break;
+    case CallArg::kLea: a_.lea(reg(8), arg.mem); break;
+    case CallArg::kImm: a_.mov(reg(size), imm(arg.imm)); break;
+    case CallArg::kNull: a_.xor_(reg(4), reg(4)); break;
+    case CallArg::kInReg: break;
+    }
 }
 
 void Emitter::set_prev_instr(int unit_index)

@@ -8,12 +8,14 @@
 //   r14, r15  scratch values that must survive a call
 #pragma once
 
+#include <array>
 #include <asmjit/x86.h>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "cpython/frame_layout.h"
+#include "machine/helper_call.h"
 #include "machine/size_stats.h"
 
 namespace pyjion {
@@ -58,10 +60,39 @@ public:
     void xdecref(const x86::Gp &obj, int prev_unit = -1);
     void decref_no_dealloc(const x86::Gp &obj);   // for True/False/None, which never die
 
-    // Calls a C function at an absolute address (rel32 when it is within
-    // reach once placed, else through AsmJit's address table); `name`
-    // annotates the disassembly.
+    // Calls code at an absolute address (rel32 when it is within reach once
+    // placed, else through AsmJit's address table); `name` annotates the
+    // disassembly. Untyped: for machine code with its own register contract
+    // (site stubs, the direct-call stub); C functions take the typed calls.
     void call(const void *fn, const char *name);
+
+    // Typed calls of C functions: call<&fn>(args...) for a function listed in
+    // runtime/helpers.def (include runtime/helpers.h; the listing names it as
+    // the table does), call_ptr<F>(fn, name, args...) for a function of type
+    // F chosen while compiling. Each argument (machine/helper_call.h: a
+    // register, memory, Lea(mem), an integer or pointer constant, nullptr,
+    // InReg) is loaded into its System V register; the table, the count and
+    // the forms are checked at C++ compile time (see runtime/helpers.def).
+    template <auto Fn, class... Args>
+    void call(const Args &...args)
+    {
+        call_ptr<decltype(Fn)>(Fn, helper_name<Fn>(), args...);
+    }
+
+    template <class F, class... Args>
+    void call_ptr(F fn, const char *name, const Args &...args)
+    {
+        using Sig = CallSignature<F>;
+        static_assert(sizeof...(Args) == Sig::arity,
+                      "the call's argument count differs from the function's parameter count");
+        static_assert(Sig::template accepts<Args...>(),
+                      "an argument does not fit its parameter (Lea, pointers and nullptr for pointers, integers for "
+                      "integers, InReg for floating point)");
+        static constexpr std::array<ParamSlot, Sig::arity> kSlots = Sig::slots();
+        const std::array<CallArg, sizeof...(Args)> list{CallArg(args)...};
+        load_args(list.data(), kSlots.data(), list.size(), name);
+        call(reinterpret_cast<const void *>(fn), name);
+    }
 
     void load_address(const x86::Gp &dst, const void *ptr) { a_.mov(dst, asmjit::imm(reinterpret_cast<uint64_t>(ptr))); }
     void set_prev_instr(int unit_index);
@@ -105,6 +136,12 @@ public:
     static constexpr x86::Gp first_instr = x86::r13;
 
 private:
+    // Moves the arguments of a typed call into their registers, in an order
+    // in which no move overwrites a register a later one reads (a cycle
+    // throws CompileError).
+    void load_args(const CallArg *args, const ParamSlot *params, size_t n, const char *name);
+    void load_arg(const CallArg &arg, const ParamSlot &param);
+
     x86::Assembler a_;
     asmjit::Section *text_section_;
     asmjit::Section *cold_section_ = nullptr;

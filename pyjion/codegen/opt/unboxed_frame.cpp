@@ -140,11 +140,8 @@ Label UnboxedFrame::osr_target(int k)
     Label header = c_.label_at(k);
     return c_.em().cold([this, kept, start, depth, header](Emitter &e) {
         auto &a = e.as();
-        a.lea(x86::rdi, Emitter::frame_address());
-        a.mov(x86::rsi, x86::rsp);
-        e.load_address(x86::rdx, kept->data());
-        a.mov(x86::ecx, static_cast<int>(kept->size()));
-        e.call(reinterpret_cast<const void *>(&unboxed::enter_loop), "unboxed::enter_loop");
+        e.call<&unboxed::enter_loop>(Lea(Emitter::frame_address()), x86::rsp, kept->data(),
+                                      static_cast<int>(kept->size()));
         a.test(x86::eax, x86::eax);
         a.jz(header);
         e.load_address(x86::rax, &exits_->counts[unboxed::kExitOsrTypes]);
@@ -208,11 +205,8 @@ void UnboxedFrame::emit_moves(const unboxed::MovePlan &plan, int unit, int depth
     *kept = plan;
     auto &a = c_.as();
     c_.em().set_prev_instr(unit);   // boxing allocates: a collection may run code
-    a.lea(x86::rdi, Emitter::frame_address());
-    a.mov(x86::rsi, x86::rsp);
-    c_.em().load_address(x86::rdx, kept->data());
-    a.mov(x86::ecx, static_cast<int>(kept->size()));
-    c_.em().call(reinterpret_cast<const void *>(&unboxed::apply_moves), "unboxed::apply_moves");
+    c_.em().call<&unboxed::apply_moves>(Lea(Emitter::frame_address()), x86::rsp, kept->data(),
+                                        static_cast<int>(kept->size()));
     a.test(x86::eax, x86::eax);
     a.jnz(c_.error_exit_at(unit, depth));
 }
@@ -305,8 +299,7 @@ void UnboxedFrame::emit_eval_breaker(int unit, int lookup_unit)
         int depth = held.depth();
         emit_moves(moves(held, all_boxed(held), k), unit, depth);
         e.set_prev_instr(unit);
-        a.mov(x86::rdi, Emitter::tstate);
-        e.call(reinterpret_cast<const void *>(&rt::pyj_rt_eval_breaker), "rt::pyj_rt_eval_breaker");
+        e.call<&rt::pyj_rt_eval_breaker>(Emitter::tstate);
         a.test(x86::eax, x86::eax);
         a.jnz(c_.error_exit_at(unit, depth, Compiler::Raise::Error, lookup_unit));
         unboxed::MovePlan release;
@@ -495,8 +488,7 @@ void UnboxedFrame::load_int(int k, int pos, const Gp &dst, const Label &fail)
     em.out_of_line([&] {
         a.bind(big);
         // The pad above the shadow slots holds the result.
-        a.lea(x86::rsi, x86::ptr(x86::rsp, shadow_bytes_));
-        em.call(reinterpret_cast<const void *>(&unboxed::long_to_int64), "unboxed::long_to_int64");
+        em.call<&unboxed::long_to_int64>(InReg(), Lea(x86::ptr(x86::rsp, shadow_bytes_)));   // the int in rdi
         a.test(x86::eax, x86::eax);
         a.jnz(fail);
         a.mov(dst, x86::qword_ptr(x86::rsp, shadow_bytes_));
