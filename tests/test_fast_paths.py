@@ -161,15 +161,19 @@ def warmed(kind, src=QUICKENED_SRC, warmups=WARMUPS, first=(3, 4)):
 
 
 def compiled_sizes(warm):
-    """pyjion.info(f).code_size of warm(kind) for each kind."""
+    """pyjion.info(f).code_size of warm(kind) for each kind: the baseline's
+    code (config(pgc=False): the optimising tier would unbox the int and
+    float sites instead of choosing fast paths)."""
     sizes = {}
     for kind in warm.kinds:
-        f = warm(kind)
+        pyjion.config(pgc=False)
         try:
-            assert pyjion.info(f).compiled
+            f = warm(kind)
+            assert pyjion.info(f).compiled and pyjion.info(f).tier == 1
             sizes[kind] = pyjion.info(f).code_size
         finally:
             pyjion.disable()
+            pyjion.config(pgc=True)
     return sizes
 
 

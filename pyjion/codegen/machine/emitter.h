@@ -112,7 +112,12 @@ public:
     void out_of_line(Body &&body)
     {
         if (in_cold_) {
+            // Already out of line: in place, with a jump over it for the
+            // code before to go on past it.
+            asmjit::Label past = a_.newLabel();
+            a_.jmp(past);
             body();
+            a_.bind(past);
             return;
         }
         in_cold_ = true;

@@ -7,6 +7,8 @@
 #include "cpython/frame_layout.h"
 #include "cpython/interp_state.h"
 #include "front/opcodes.h"
+#include "baseline/specialize.h"
+#include "runtime/helpers.h"
 #include "runtime/runtime.h"
 
 namespace pyjion::opt {
@@ -195,20 +197,97 @@ unboxed::MovePlan UnboxedFrame::moves(const model::FrameState &from, const model
     return plan;
 }
 
-// Runs a plan of moves through the runtime (one call, however many slots);
-// if boxing ran out of memory, raises MemoryError at `unit` with the frame
-// boxed (`depth` values on the stack).
+// Runs a plan of moves: a few inline (the small-int cache, one-digit ints,
+// a float's value read in place), longer plans through the runtime in one
+// call. If boxing runs out of memory, raises MemoryError at `unit` with the
+// frame boxed (`depth` values on the stack).
 void UnboxedFrame::emit_moves(const unboxed::MovePlan &plan, int unit, int depth)
 {
     if (plan.empty()) return;
-    auto *kept = c_.new_site_data<unboxed::MovePlan>();
-    *kept = plan;
     auto &a = c_.as();
-    c_.em().set_prev_instr(unit);   // boxing allocates: a collection may run code
-    c_.em().call<&unboxed::apply_moves>(Lea(Emitter::frame_address()), x86::rsp, kept->data(),
-                                        static_cast<int>(kept->size()));
-    a.test(x86::eax, x86::eax);
-    a.jnz(c_.error_exit_at(unit, depth));
+    auto &em = c_.em();
+    em.set_prev_instr(unit);   // boxing allocates: a collection may run code
+    Label error = c_.error_exit_at(unit, depth);
+    auto call_runtime = [&](size_t from) {
+        auto *kept = c_.new_site_data<unboxed::MovePlan>();
+        kept->assign(plan.begin() + static_cast<long>(from), plan.end());
+        em.call<&unboxed::apply_moves>(Lea(Emitter::frame_address()), x86::rsp, kept->data(),
+                                       static_cast<int>(kept->size()));
+        a.test(x86::eax, x86::eax);
+        a.jnz(error);
+    };
+    if (plan.size() > 3) {
+        call_runtime(0);
+        return;
+    }
+    Label done = a.newLabel();
+    for (size_t i = 0; i < plan.size(); i++) {
+        const unboxed::SlotMove &m = plan[i];
+        x86::Mem slot = frame_slot(m.slot), raw = x86::qword_ptr(x86::rsp, m.shadow);
+        switch (m.op) {
+        case unboxed::kBoxInt: case unboxed::kBoxFloat: {
+            Label boxed = a.newLabel(), failed = a.newLabel();
+            if (m.op == unboxed::kBoxInt) {
+                Label not_small = a.newLabel();
+                a.mov(x86::rdi, raw);
+                box_small_int(c_, x86::rdi, not_small, boxed);
+                a.bind(not_small);
+                em.call<&PyLong_FromLongLong>(x86::rdi);
+            } else {
+                a.movsd(x86::xmm0, raw);
+                em.call<&PyFloat_FromDouble>(InReg{});
+            }
+            a.test(x86::rax, x86::rax);
+            a.jz(failed);
+            a.bind(boxed);
+            a.mov(slot, x86::rax);
+            em.out_of_line([&] {
+                // Out of memory: the runtime boxes what is left (None where it
+                // cannot) and MemoryError is raised here.
+                a.bind(failed);
+                call_runtime(i);
+                a.jmp(done);
+            });
+            break;
+        }
+        case unboxed::kUnboxInt: {
+            Label big = a.newLabel(), stored = a.newLabel();
+            a.mov(x86::rdi, slot);
+            a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));
+            a.lea(x86::rax, x86::ptr(x86::rcx, 1));
+            a.cmp(x86::rax, 2);
+            a.ja(big);
+            a.mov(x86::eax, x86::dword_ptr(x86::rdi, layout::kLongDigit0));
+            a.imul(x86::rax, x86::rcx);
+            a.mov(raw, x86::rax);
+            em.out_of_line([&] {
+                a.bind(big);
+                em.call<&unboxed::long_to_int64>(InReg(), Lea(raw));   // fits: the types say so
+                a.jmp(stored);
+            });
+            a.bind(stored);
+            a.mov(x86::rdi, slot);
+            if (m.local) a.mov(slot, 0);
+            em.decref(x86::rdi);   // an exact int: its deallocation runs no code
+            break;
+        }
+        case unboxed::kUnboxFloat:
+            a.mov(x86::rdi, slot);
+            a.movsd(x86::xmm0, x86::qword_ptr(x86::rdi, layout::kFloatValue));
+            a.movsd(raw, x86::xmm0);
+            if (m.local) a.mov(slot, 0);
+            em.decref(x86::rdi);
+            break;
+        case unboxed::kRelease:
+            a.mov(x86::rdi, slot);
+            if (m.local) a.mov(slot, 0);
+            em.xdecref(x86::rdi);
+            break;
+        default:
+            throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: a check among the moves"};
+        }
+    }
+    a.bind(done);
 }
 
 void UnboxedFrame::box_everything(int unit)
