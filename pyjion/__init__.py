@@ -94,7 +94,7 @@ def is_enabled():
 
 
 def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile=None, jit=None,
-           max_instructions=None, dump_asm=None, perf_map=None, compact_above=None):
+           max_instructions=None, dump_asm=None, perf_map=None, compact_above=None, opt=None):
     """Changes settings (None keeps one) and returns them all. max_instructions:
     code objects with more bytecode instructions stay in the interpreter
     (reason "code object too large"; 0 = no limit). compact_above: code
@@ -104,13 +104,16 @@ def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile
     to later compiles). dump_asm: a file to which
     every later compile appends its assembly listing ("-": stderr; False:
     no listing; the PYJION_DUMP_ASM environment variable sets it at import).
-    perf_map: True appends every later block of machine code to
+    opt: the optimising tier (unboxed ints and floats), "auto" (default:
+    code that ran warm in the interpreter, where the tier's code pays) or
+    "always" (wherever it can unbox; pgc=False turns it off). perf_map:
+    True appends every later block of machine code to
     /tmp/perf-<pid>.map, which Linux perf reads to name JIT code (the
     setting reads back as that path; PYJION_PERF_MAP=1 sets it at import)."""
     if dump_asm is not None and dump_asm is not False and not isinstance(dump_asm, (str, os.PathLike)):
         raise TypeError("dump_asm must be a path, \"-\" or False, not %s" % type(dump_asm).__name__)
     _eval.set_config(threshold=threshold, pgc=pgc, debug=debug, profile=profile, jit=jit,
-                     max_instructions=max_instructions, compact_above=compact_above)
+                     max_instructions=max_instructions, compact_above=compact_above, opt=opt)
     if dump_asm is not None:
         from . import _codegen
         path = os.fspath(dump_asm) if dump_asm is not False else ""

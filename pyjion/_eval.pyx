@@ -554,6 +554,11 @@ def _ensure_extra_index():
 
 g_options.max_instructions = 50000   # bigger (generated) code stays interpreted
 g_options.compact_above = DEFAULT_COMPACT_ABOVE
+# The optimising tier (PyjionCompileOptions.opt): "auto" where the code ran
+# warm in the interpreter and its code pays, "always" wherever it unboxes
+# anything (tests, experiments). config(pgc=False) turns it off.
+_OPT_MODES = ("auto", "always")
+cdef int g_opt_mode = 1
 g_options.opt = 1
 
 
@@ -566,9 +571,11 @@ def _count_setting(name, value, limit):
 
 
 def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max_instructions=None,
-               compact_above=None):
+               compact_above=None, opt=None):
     """Changes the hook's settings (None keeps one); checks them all first."""
-    global g_threshold, g_jit, g_pgc
+    global g_threshold, g_jit, g_pgc, g_opt_mode
+    if opt is not None and opt not in _OPT_MODES:
+        raise ValueError("opt must be one of %s, not %r" % (", ".join(map(repr, _OPT_MODES)), opt))
     if threshold is not None:
         _count_setting("threshold", threshold, 2 ** 63 - 1)
     if max_instructions is not None:
@@ -583,7 +590,9 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max
         g_jit = bool(jit)
     if pgc is not None:
         g_pgc = bool(pgc)
-        g_options.opt = 1 if g_pgc else 0   # the optimising tier speculates on the profile
+    if opt is not None:
+        g_opt_mode = _OPT_MODES.index(opt) + 1
+    g_options.opt = g_opt_mode if g_pgc else 0   # the optimising tier speculates on the profile
     if debug is not None:
         g_options.debug = 1 if debug else 0
     if max_instructions is not None:
@@ -611,7 +620,7 @@ def get_config():
     return {"threshold": g_threshold, "jit": bool(g_jit), "profile": bool(g_profile),
             "pgc": bool(g_pgc), "debug": bool(g_options.debug),
             "max_instructions": g_options.max_instructions,
-            "compact_above": g_options.compact_above}
+            "compact_above": g_options.compact_above, "opt": _OPT_MODES[g_opt_mode - 1]}
 
 
 def in_main_interpreter():

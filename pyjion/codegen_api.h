@@ -39,7 +39,9 @@ typedef struct {
      * (codegen/baseline/site_stubs.h). 0: every code object; -1: the default. */
     int compact_above;
     /* The optimising tier (codegen/opt/): unboxed ints and floats where the
-     * types and the interpreter's profile allow. 0: baseline code only. */
+     * types and the interpreter's profile allow. 0: baseline code only; 1:
+     * code that ran warm in the interpreter, where the tier's code pays; 2:
+     * wherever it unboxes anything. */
     int opt;
 } PyjionCompileOptions;
 

@@ -51,7 +51,8 @@ def _restore(snapshot):
     pyjion.disable()
     pyjion.config(threshold=cfg["threshold"], pgc=cfg["pgc"], debug=cfg["debug"],
                   level=cfg["level"], graph=cfg["graph"],
-                  max_instructions=cfg["max_instructions"], compact_above=cfg["compact_above"])
+                  max_instructions=cfg["max_instructions"], compact_above=cfg["compact_above"],
+                  opt=cfg["opt"])
     if was_enabled:
         pyjion.enable(threshold=cfg["threshold"], profile=cfg["profile"], jit=cfg["jit"])
     else:

@@ -61,7 +61,7 @@ def test_floats_from_the_profile_and_a_float_constant(nojit):
 
     warm(g, 1.5, 2.5)
     got = lines(g)
-    assert "46 BINARY_OP float_arith guard lhs rhs | x:float i:int | [range_iter float obj obj]" in got
+    assert "46 BINARY_OP float_arith guard lhs rhs~ | x:float i:int | [range_iter float obj obj]" in got
     assert "50 BINARY_OP float_arith | x:float i:int | [range_iter float float]" in got
     assert "56 BINARY_OP float_arith | x:float i:int | [range_iter float float]" in got
     assert got[-1] == "66 RETURN_VALUE | x:float | [float]"
@@ -117,3 +117,14 @@ def test_code_never_run_is_typed_from_constants_alone(nojit):
     assert "10 BINARY_OP int_arith | k:int | [int int]" in got
     assert "14 LOAD_FAST | k:int | [int]" in got
     assert "16 BINARY_OP | k:int | [int obj]" in got
+
+
+def test_a_float_operand_lets_the_other_be_any_number(nojit):
+    def scale(x, n):
+        return x * 2.0 / n
+
+    warm(scale, 3, 7)
+    got = lines(scale)
+    # 2.0 makes `x * 2.0` a float whatever number x is; `/ n` then too.
+    assert "6 BINARY_OP float_arith guard lhs~ | [obj float]" in got
+    assert "12 BINARY_OP float_arith guard rhs~ | [float obj]" in got

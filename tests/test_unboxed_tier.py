@@ -5,6 +5,7 @@ default mode) and a second copy on stock CPython, compares every call's
 outcome (result or exception with its traceback, argument refcounts), and
 asserts which named exits the JIT copy took: none where the speculation holds
 (as CinderX's fail_if_deopt), the expected ones where it must not."""
+import contextlib
 import math
 import sys
 
@@ -12,6 +13,15 @@ import pytest
 
 import pyjion
 from jitcheck import _compare, fresh_copies, jit_off, jit_on, register_source, run_once
+
+
+@contextlib.contextmanager
+def tier_on():
+    """The JIT on (threshold 0) with the tier wherever it unboxes anything
+    (config(opt="always")): these tests test its code, paying or not."""
+    with jit_on():
+        pyjion.config(opt="always")
+        yield
 
 
 def tier_differential(src, warm, calls, exits=None, name=None, tier=2):
@@ -26,7 +36,7 @@ def tier_differential(src, warm, calls, exits=None, name=None, tier=2):
             fn_ref(*args)
     outcomes = []
     for args in calls:
-        with jit_on():
+        with tier_on():
             got = run_once(fn_jit, args, filename)
             info = pyjion.info(fn_jit)
         with jit_off():
@@ -84,7 +94,7 @@ def f(n, k):
     with jit_off():
         for _ in range(30):
             fn_jit(10, 3)
-    with jit_on():
+    with tier_on():
         got = fn_jit(10, weird)
     with jit_off():
         want = fn_ref(10, fn_ref.__globals__["Weird"](5))
@@ -209,7 +219,7 @@ def f(n):
             fn_jit(10)
     fn_jit.__globals__["range"] = lambda n: [1] * n
     fn_ref.__globals__["range"] = lambda n: [1] * n
-    with jit_on():
+    with tier_on():
         got = fn_jit(10)
     with jit_off():
         want = fn_ref(10)
@@ -264,7 +274,7 @@ def f(n, events):
         for _ in range(30):
             fn_jit(3, [])
     ev_jit, ev_ref = [], []
-    with jit_on():
+    with tier_on():
         got = fn_jit(10, ev_jit)
     with jit_off():
         want = fn_ref(10, ev_ref)
@@ -284,3 +294,18 @@ def test_stats_count_exits_by_name():
     before = pyjion.stats()["jit"]["exits"].get("int_overflow", 0)
     tier_differential(SUM_SQUARES, [(10, 3)] * 30, [(100, 2 ** 62)])
     assert pyjion.stats()["jit"]["exits"]["int_overflow"] == before + 1
+
+
+def test_ints_where_a_float_operand_makes_the_result_a_float():
+    src = """
+def f(w, h, xs):
+    acc = 0.0
+    for x in xs:
+        acc = acc + x * 3.0 / w - h
+    return acc
+"""
+    calls = [(7, 2, [1, 2, 3]), (7.5, 2.25, [1.5, 2, -3]), (2 ** 62, 1, [2 ** 61, -1]), (7, 2, [2 ** 70]),
+             (0, 1, [1.0]), (3, "x", [1.0])]
+    outcomes, info = tier_differential(src, [(7, 2, [1, 2])] * 30, calls)
+    assert [o[0] for o in outcomes] == ["return"] * 4 + ["raise"] * 2
+    assert info.exits["guard_float"] >= 2   # 2**70 and "x" are not int64-sized ints or floats

@@ -69,7 +69,9 @@ std::string perf_name(PyCodeObject *code)
 }
 }  // namespace
 
-std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOptions &options)
+namespace {
+
+std::unique_ptr<CompiledCode> compile_once(PyCodeObject *code, const CompileOptions &options, bool *tier_pays)
 {
     asmjit::CodeHolder holder;
     ErrorCollector errors;
@@ -87,6 +89,10 @@ std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOpti
 
     Compiler compiler(code, holder, options);
     compiler.compile();
+    if (!compiler.tier_pays()) {
+        *tier_pays = false;
+        return nullptr;
+    }
     if (errors.first != asmjit::kErrorOk) {
         throw CompileError{PYJION_RESULT_JIT_FAILURE, "AsmJit: " + errors.text};
     }
@@ -121,6 +127,20 @@ std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOpti
         compiled->set_osr(osr, std::move(loops));
     }
     return compiled;
+}
+
+}  // namespace
+
+std::unique_ptr<CompiledCode> compile_code(PyCodeObject *code, const CompileOptions &options)
+{
+    bool tier_pays = true;
+    std::unique_ptr<CompiledCode> compiled = compile_once(code, options, &tier_pays);
+    if (compiled) return compiled;
+    // The optimising tier would convert between boxed and unboxed values
+    // more than it computes on unboxed ones: the baseline's code instead.
+    CompileOptions baseline = options;
+    baseline.opt = false;
+    return compile_once(code, baseline, &tier_pays);
 }
 
 }  // namespace pyjion

@@ -44,7 +44,11 @@ void Compiler::compile()
     // Compiled after the interpreter ran it: carry its warm-up count over
     // (co_warmup counts up from -kWarmupDelay to 0).
     *warmup_ = static_cast<uint64_t>(std::max<int>(0, static_cast<int>(kWarmupDelay) + code_->co_warmup));
-    if (options_.opt) tier_ = opt::UnboxedFrame::plan(*this, code_, bytecode_);
+    // Speculation wants a profile: by default only code the interpreter
+    // quickened (co_warmup reached 0) gets the tier.
+    if (options_.opt && (options_.opt_always || code_->co_warmup == 0)) {
+        tier_ = opt::UnboxedFrame::plan(*this, code_, bytecode_);
+    }
     find_loops();
     compact_ = Py_SIZE(code_) > options_.compact_above;
     entry_ = model::EntryStates(bytecode_, bound_, code_->co_nlocalsplus);
@@ -215,6 +219,7 @@ Label Compiler::tracing_exit(int start, int depth)
             a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
             a.mov(x86::rax, Emitter::frame_q(layout::kFramePrevious));
             a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
+            e.call<&rt::pyj_rt_sync_warmup>(Lea(Emitter::frame_address()), warmup_);
             a.xor_(x86::edx, x86::edx);   // throwflag
             e.call<&rt::pyj_rt_interpret>(Emitter::tstate, Lea(Emitter::frame_address()), x86::edx);
             a.mov(x86::r14, x86::rax);

@@ -32,6 +32,9 @@ struct CompileOptions {
     const std::string *dump_asm = nullptr;
     // The optimising tier (opt/unboxed_frame.h) where it has something to unbox.
     bool opt = false;
+    // The tier wherever it unboxes anything: in code that never ran
+    // interpreted too, and whether its code pays or not.
+    bool opt_always = false;
     // Keep a description of the frame model at every boundary (recorded_states()).
     bool record_states = false;
 };
@@ -69,6 +72,9 @@ public:
     // The optimising tier's exit counters (runtime/unboxed.h's kinds), or
     // nullptr where the code is baseline only.
     const uint64_t *exit_counts() const { return tier_ ? tier_->exit_counts()->counts : nullptr; }
+    // False where the optimising tier took part and its code would not pay
+    // (opt::UnboxedFrame::pays): the caller compiles again without it.
+    bool tier_pays() const { return !tier_ || options_.opt_always || tier_->pays(); }
     // With CompileOptions::record_states: per instruction, the frame model
     // the compiler established at its boundary (FrameState::describe()), or
     // "" where it established none (unreachable, or implemented by the

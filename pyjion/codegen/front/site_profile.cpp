@@ -135,6 +135,12 @@ SiteProfile site_profile(PyCodeObject *code, const Instr &ins)
     }
     // co_warmup counts up to 0, where the code is quickened (and stays 0).
     if (code->co_warmup != 0) return p;
+    if (quickened == ins.opcode) {
+        // Quickened code keeps the plain opcode where the interpreter gave
+        // the site up (3.11 leaves BINARY_OP for operators it never specialises).
+        p.state = SiteState::kGeneric;
+        return p;
+    }
     const Specialisation *s = specialisation(quickened);
     if (s == nullptr || s->base != ins.opcode) return p;   // not this site's form: nothing learnt
     if (is_adaptive(quickened)) {

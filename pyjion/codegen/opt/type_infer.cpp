@@ -173,18 +173,30 @@ Decision TypeInference::decide(int k, const AbstractState &s) const
         SiteProfile p = site_profile(code_, ins);
         bool said_int = p.state == SiteState::kSpecialised && p.type == SeenType::kInt;
         bool said_float = p.state == SiteState::kSpecialised && p.type == SeenType::kFloat;
-        auto numeric = [](VType t) { return t == VType::kInt || t == VType::kFloat; };
+        auto numeric = [](VType t) { return t == VType::kInt || t == VType::kFloat || t == VType::kObject; };
         if (int_operator(ins.oparg) && (l == VType::kInt || (said_int && l == VType::kObject)) &&
             (r == VType::kInt || (said_int && r == VType::kObject))) {
             d.kind = OpKind::kIntArith;
             d.guards = (guarded(l, VType::kInt) ? 1 : 0) | (guarded(r, VType::kInt) ? 2 : 0);
         } else if (float_operator(ins.oparg) && numeric(l) && numeric(r) &&
-                   (l == VType::kFloat || r == VType::kFloat)) {
-            d.kind = OpKind::kFloatArith;   // an int operand is converted, as int.__add__(float) does
-        } else if (float_operator(ins.oparg) && said_float && (l == VType::kFloat || l == VType::kObject) &&
-                   (r == VType::kFloat || r == VType::kObject)) {
+                   (l == VType::kFloat || r == VType::kFloat) &&
+                   (p.state != SiteState::kNotQuickened || (l != VType::kObject && r != VType::kObject))) {
+            // A float operand makes the result a float whatever the other
+            // number is (int.__add__(float) converts the int): an operand of
+            // unknown type is checked to be a float or an int64-sized int
+            // (only in code that ran warm in the interpreter: code compiled
+            // at its first call has shown nothing to speculate on).
             d.kind = OpKind::kFloatArith;
-            d.guards = (guarded(l, VType::kFloat) ? 1 : 0) | (guarded(r, VType::kFloat) ? 2 : 0);
+            d.guards = (l == VType::kObject ? 1 | 4 : 0) | (r == VType::kObject ? 2 | 8 : 0);
+        } else if (float_operator(ins.oparg) && said_float && numeric(l) && numeric(r)) {
+            // The site saw floats: one operand is checked to be a float (so
+            // the result is one), the other to be a number.
+            d.kind = OpKind::kFloatArith;
+            if (l == VType::kObject) {
+                d.guards = 1 | (r == VType::kObject ? 2 | 8 : 0);
+            } else {
+                d.guards = 2;   // l is an int: r must be the float
+            }
         }
         break;
     }
@@ -368,7 +380,11 @@ std::string TypeInference::describe() const
         const Decision &d = decisions_[k];
         if (d.kind != OpKind::kGeneric) {
             out += std::string(" ") + op_kind_name(d.kind);
-            if (d.guards) out += " guard" + std::string(d.guards & 1 ? " lhs" : "") + (d.guards & 2 ? " rhs" : "");
+            // "~": a float or an int is accepted there
+            if (d.guards) {
+                out += " guard" + std::string(d.guards & 1 ? (d.guards & 4 ? " lhs~" : " lhs") : "") +
+                       (d.guards & 2 ? (d.guards & 8 ? " rhs~" : " rhs") : "");
+            }
         }
         const AbstractState &s = states_[k];
         std::string typed;

@@ -46,6 +46,8 @@ struct Decision {
     OpKind kind = OpKind::kGeneric;
     // Bit i: input i (0 = the deepest) is of unknown type and is checked
     // (and unboxed) to the kind's type; a failed check leaves the machine code.
+    // Bit 2 + i: for float arithmetic, input i may be an int as well (the
+    // other operand makes the result a float).
     uint8_t guards = 0;
 };
 

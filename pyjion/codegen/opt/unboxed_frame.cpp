@@ -290,10 +290,19 @@ void UnboxedFrame::emit_moves(const unboxed::MovePlan &plan, int unit, int depth
     a.bind(done);
 }
 
+void UnboxedFrame::count_moves(const unboxed::MovePlan &plan)
+{
+    for (const unboxed::SlotMove &m : plan) {
+        move_cost_ += (m.op == unboxed::kBoxFloat || m.op == unboxed::kUnboxFloat) ? 4 : 1;
+    }
+}
+
 void UnboxedFrame::box_everything(int unit)
 {
     model::FrameState boxed = all_boxed(rep_);
-    emit_moves(moves(rep_, boxed, cur_k_), unit, rep_.depth());
+    unboxed::MovePlan plan = moves(rep_, boxed, cur_k_);
+    count_moves(plan);
+    emit_moves(plan, unit, rep_.depth());
     rep_ = boxed;
 }
 
@@ -305,7 +314,9 @@ void UnboxedFrame::fall_into(int k)
         throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT, "optimising tier: depth mismatch into offset " +
                                                                  std::to_string(instr(k).offset())};
     }
-    emit_moves(moves(rep_, to, k), instr(k).index, to.depth());
+    unboxed::MovePlan plan = moves(rep_, to, k);
+    count_moves(plan);
+    emit_moves(plan, instr(k).index, to.depth());
     rep_ = to;
 }
 
@@ -342,6 +353,7 @@ Label UnboxedFrame::edge(int k)
     unboxed::MovePlan plan = moves(from, to, k);
     Label target = c_.label_at(k);
     if (plan.empty()) return target;
+    count_moves(plan);
     int unit = c_.current().index, depth = to.depth();
     return c_.em().cold([this, plan, unit, depth, target](Emitter &e) {
         emit_moves(plan, unit, depth);
@@ -438,10 +450,11 @@ bool UnboxedFrame::emit(int k)
     case BINARY_OP:
         if (types_->decision(k).kind == OpKind::kIntArith) done = emit_int_arith(k);
         if (types_->decision(k).kind == OpKind::kFloatArith) done = emit_float_arith(k);
+        unboxed_ops_ += done;
         break;
-    case UNARY_NEGATIVE: done = emit_negative(k); break;
-    case COMPARE_OP: done = emit_compare(k); break;
-    case FOR_ITER: done = emit_for_iter(k); break;
+    case UNARY_NEGATIVE: done = emit_negative(k); unboxed_ops_ += done; break;
+    case COMPARE_OP: done = emit_compare(k); unboxed_ops_ += done; break;
+    case FOR_ITER: done = emit_for_iter(k); unboxed_ops_ += done; break;
     case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT: done = emit_jump(k); break;
     default: break;
     }
@@ -577,26 +590,42 @@ void UnboxedFrame::load_int(int k, int pos, const Gp &dst, const Label &fail)
 }
 
 // A float input into `dst`: from its shadow slot, converted from an int's,
-// or read from a float object (type-checked unless the types proved it).
-void UnboxedFrame::load_double(int k, int pos, const Xmm &dst, const Label &fail)
+// or read from a float object (type-checked unless the types proved it;
+// with `or_int`, an exact int64-sized int is taken too and converted).
+void UnboxedFrame::load_double(int k, int pos, const Xmm &dst, const Label &fail, bool or_int)
 {
     auto &a = c_.as();
+    auto &em = c_.em();
     SlotKind kind = rep_.slot(pos);
+    Gp scratch = dst == x86::xmm0 ? x86::r14 : x86::r15;
     if (kind.kind == Kind::Double) {
         a.movsd(dst, shadow(slot_of_stack(pos)));
         return;
     }
     if (kind.kind == Kind::Int64 || type_of_stack(k, pos) == VType::kInt) {
-        Gp scratch = dst == x86::xmm0 ? x86::r14 : x86::r15;
         load_int(k, pos, scratch, fail);
         a.cvtsi2sd(dst, scratch);   // rounds to nearest even, as int.__float__ does
         return;
     }
     a.mov(x86::rdi, frame_slot(slot_of_stack(pos)));
     if (type_of_stack(k, pos) != VType::kFloat) {
-        c_.em().load_address(x86::rax, &PyFloat_Type);
+        em.load_address(x86::rax, &PyFloat_Type);
         a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
-        a.jne(fail);
+        if (!or_int) {
+            a.jne(fail);
+        } else {
+            Label not_float = a.newLabel(), done = a.newLabel();
+            a.jne(not_float);
+            a.movsd(dst, x86::qword_ptr(x86::rdi, layout::kFloatValue));
+            em.out_of_line([&] {
+                a.bind(not_float);
+                load_int(k, pos, scratch, fail);   // checks for an exact int
+                a.cvtsi2sd(dst, scratch);
+                a.jmp(done);
+            });
+            a.bind(done);
+            return;
+        }
     }
     a.movsd(dst, x86::qword_ptr(x86::rdi, layout::kFloatValue));
 }
@@ -685,9 +714,10 @@ bool UnboxedFrame::emit_float_arith(int k)
     auto &a = c_.as();
     int d = rep_.depth();
     Label guard = exit(unboxed::kExitGuardFloat, k, d);
-    load_double(k, d - 2, x86::xmm0, guard);
+    uint8_t guards = types_->decision(k).guards;
+    load_double(k, d - 2, x86::xmm0, guard, guards & 4);
     a.movq(x86::r14, x86::xmm0);   // helper calls in the next load clobber xmm registers
-    load_double(k, d - 1, x86::xmm1, guard);
+    load_double(k, d - 1, x86::xmm1, guard, guards & 8);
     a.movq(x86::xmm0, x86::r14);
     switch (ins.oparg) {
     case NB_ADD: case NB_INPLACE_ADD: a.addsd(x86::xmm0, x86::xmm1); break;
@@ -802,6 +832,7 @@ bool UnboxedFrame::emit_compare(int k)
         } else {
             // The taken branch checks the eval breaker, as every backward jump does.
             model::FrameState here = rep_;
+            count_moves(moves(here, merge_state(target), target));
             Label taken = c_.em().cold([this, here, target, next](Emitter &e) {
                 model::FrameState saved = rep_;
                 rep_ = here;
@@ -868,7 +899,9 @@ bool UnboxedFrame::emit_jump(int k)
     int target = bc_.instr_at(ins.target);
     auto &a = c_.as();
     if (ins.opcode == JUMP_BACKWARD) c_.emit_warmup_tick();   // as the interpreter counts it
-    emit_moves(moves(rep_, merge_state(target), target), ins.index, rep_.depth());
+    unboxed::MovePlan plan = moves(rep_, merge_state(target), target);
+    count_moves(plan);
+    emit_moves(plan, ins.index, rep_.depth());
     rep_ = merge_state(target);
     if (ins.opcode == JUMP_BACKWARD) emit_eval_breaker(ins.index, ins.target - 1);
     a.jmp(c_.label_at(target));

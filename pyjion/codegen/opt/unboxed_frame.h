@@ -72,6 +72,17 @@ public:
     // Anything held unboxed now (the tracing check's exit must box it first).
     bool holds_unboxed() const;
     int depth() const { return rep_.depth(); }
+    // Whether the code the tier made is worth having: the moves between the
+    // frame and the shadow slots on the paths that run (exits and the eval
+    // breaker's not counted; a float's box is an allocation, weighed 4, an
+    // int's mostly the small-int cache, 1) come to at most 2.5 per unboxed
+    // operation (arithmetic, comparisons, range steps). Measured on
+    // bench/: code where a few operations unbox amid generic ones loses to
+    // the baseline's inline fast paths.
+    bool pays() const
+    {
+        return unboxed_ops_ > 0 && 2 * move_cost_ <= 5 * unboxed_ops_;
+    }
     // Marks the slots held unboxed now as Int64 / Double in `frame` (the
     // baseline's model, whose debug check then leaves their frame slots alone).
     void mark_unboxed(model::FrameState &frame) const;
@@ -91,13 +102,14 @@ private:
     // Moves between `from` and `to` (same depth): the plan apply_moves runs.
     unboxed::MovePlan moves(const model::FrameState &from, const model::FrameState &to, int k) const;
     void emit_moves(const unboxed::MovePlan &plan, int unit, int depth);
+    void count_moves(const unboxed::MovePlan &plan);
     model::FrameState all_boxed(const model::FrameState &s) const;
     void box_everything(int unit);
     void emit_eval_breaker(int unit, int lookup_unit);
 
     // Input i (0: deepest) of the current instruction into a register.
     void load_int(int k, int input, const Gp &dst, const Label &fail);
-    void load_double(int k, int input, const Xmm &dst, const Label &fail);
+    void load_double(int k, int input, const Xmm &dst, const Label &fail, bool or_int = false);
     void release_boxed_inputs(int n);
 
     bool emit_load_fast(int k);
@@ -122,6 +134,8 @@ private:
     int cur_k_ = 0;
     bool fused_ = false;
     bool in_baseline_ = false;
+    int unboxed_ops_ = 0;   // arithmetic, comparisons and range steps emitted unboxed
+    int move_cost_ = 0;     // weighed moves emitted where they run (box_everything, edges, fallthroughs)
     ExitCounts *exits_ = nullptr;
 };
 

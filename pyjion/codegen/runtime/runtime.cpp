@@ -60,6 +60,21 @@ int pyj_rt_eval_breaker(PyThreadState *ts)
 // Hands the frame to CPython's interpreter (sys.settrace() started while it ran
 // compiled), through the hook when it is loaded: the hook knows the loop-header
 // traps it may have set in this code (pyjion/tiering.h).
+// Before a frame is handed to the interpreter: its code's warm-up count
+// (co_warmup, counting up to 0 where 3.11 quickens the code) goes on from
+// the machine code's count (Compiler::kWarmupDelay), so the interpreter
+// specialises where it would have had it run the frame all along; past the
+// delay, at its next RESUME or backward jump (_PyCode_Quicken is not
+// exported).
+void pyj_rt_sync_warmup(_PyInterpreterFrame *frame, const uint64_t *count)
+{
+    PyCodeObject *code = frame->f_code;
+    if (code->co_warmup == 0) return;   // quickened already
+    constexpr int delay = 8;            // Compiler::kWarmupDelay, QUICKENING_WARMUP_DELAY
+    int want = *count >= delay ? -1 : static_cast<int>(*count) - delay;
+    if (want > code->co_warmup) code->co_warmup = want;
+}
+
 PyObject *pyj_rt_interpret(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag)
 {
     PyjionEntry interpret = direct::hook_state.interpret;
