@@ -64,6 +64,7 @@ refleak: setup
 fuzz: setup
 	$(PY) tests/fuzz_subset.py --n $${FUZZ_N:-5000} --seed $${FUZZ_SEED:-1}
 	$(PY) tests/fuzz_programs_run.py --n $${FUZZ_PROGRAMS_N:-1000} --seed $${FUZZ_SEED:-1}
+	$(PY) tests/fuzz_numeric.py --n $${FUZZ_NUMERIC_N:-3000} --seed $${FUZZ_SEED:-1}
 
 bench: setup
 	env -u PYJION $(PY) -m pytest bench -q -p no:cacheprovider -p no:pyjion --benchmark-columns=median,min,max,rounds --benchmark-sort=name --benchmark-group-by=group
