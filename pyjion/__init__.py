@@ -56,7 +56,7 @@ class JitInfo:
 
     __slots__ = ("failed", "compile_result", "compiled", "optimizations", "pgc", "run_count",
                  "tracing", "profiling", "state", "reason", "tier", "code_size", "arg_types",
-                 "samples", "osr_entries", "site_profile", "exits")
+                 "samples", "osr_entries", "site_profile", "exits", "opt_given_up")
 
     def __init__(self, **fields):
         for name in self.__slots__:
@@ -158,7 +158,8 @@ def info(f):
         code_size=rec["code_size"], arg_types=rec["arg_types"],
         samples=rec["samples"], osr_entries=rec["osr_entries"],
         site_profile=_site_profile(_code_of(f)),
-        exits=dict(rec["owner"].exits) if rec["owner"] is not None else {})
+        exits=dict(rec["owner"].exits) if rec["owner"] is not None else {},
+        opt_given_up=rec["opt_given_up"])
 
 
 class SiteProfile(collections.namedtuple("SiteProfile", "offset opname quickened state type")):

@@ -41,6 +41,7 @@ class JitInfo:
     osr_entries: int              # interpreted frames moved into its machine code at a loop header
     site_profile: Tuple[SiteProfile, ...]   # per BINARY_OP/COMPARE_OP/subscript/attribute/call site
     exits: Dict[str, int]         # optimising tier: side exits taken, by name ("guard_int", "int_overflow", ...)
+    opt_given_up: bool            # its optimised code took too many side exits: recompiled as baseline code
 
 class SiteProfile(NamedTuple):
     """What CPython's specialising interpreter learnt at one site (co_code_adaptive)."""

@@ -36,7 +36,9 @@ cdef extern from "codegen_api.h":
     ctypedef struct PyjionCodeView:
         uint64_t calls
         int state
+        int flags
         PyjionEntry entry
+    int PYJION_CODE_NO_OPT
     ctypedef struct PyjionCompileOptions:
         int debug
         int max_instructions
@@ -241,11 +243,14 @@ cdef int compile_code(PyjRecord *rec, PyCodeObject *co) noexcept:
     cdef PyObject *et
     cdef PyObject *ev
     cdef PyObject *tb
+    cdef PyjionCompileOptions options = g_options
+    if rec.view.flags & PYJION_CODE_NO_OPT:
+        options.opt = 0   # its optimised code kept leaving: baseline code this time
     memset(&out, 0, sizeof(out))
     rec.view.state = PYJ_COMPILING
     PyErr_Fetch(&et, &ev, &tb)
     start = pyj_monotonic()
-    if g_codegen.compile(<PyObject *>co, &g_options, &out) < 0:
+    if g_codegen.compile(<PyObject *>co, &options, &out) < 0:
         PyErr_Clear()
         out.result = PYJION_RESULT_COMPILER_ERROR
         out.reason = NULL
@@ -262,6 +267,11 @@ cdef int finish_compile(PyjRecord *rec, PyjionCompileResult *out, double seconds
     if out.entry != NULL and out.owner != NULL:
         rec.view.entry = out.entry
         rec.osr_entry = out.osr_entry
+        if rec.owner != NULL:
+            # A recompile (the optimising tier given up): frames may still run
+            # the old machine code, which stays alive as long as the process.
+            _retired_code.append(<object>rec.owner)
+            Py_XDECREF(rec.owner)
         rec.owner = out.owner
         rec.code_size = out.code_size
         rec.tier = out.tier
@@ -558,6 +568,8 @@ g_options.compact_above = DEFAULT_COMPACT_ABOVE
 # warm in the interpreter and its code pays, "always" wherever it unboxes
 # anything (tests, experiments). config(pgc=False) turns it off.
 _OPT_MODES = ("auto", "always")
+# Machine code replaced by a recompile (see finish_compile).
+_retired_code = []
 cdef int g_opt_mode = 1
 g_options.opt = 1
 
@@ -695,7 +707,7 @@ def record_info(code):
     cdef PyjRecord *rec = existing_record(code)
     cdef int a, t
     info = {"calls": 0, "state": "interpreted", "tier": 0, "result": 0, "reason": None,
-            "code_size": 0, "arg_types": (), "type_samples": 0, "owner": None,
+            "code_size": 0, "arg_types": (), "type_samples": 0, "owner": None, "opt_given_up": False,
             "samples": 0, "osr_entries": 0}
     if rec == NULL:
         return info
@@ -704,6 +716,7 @@ def record_info(code):
     info["osr_entries"] = rec.osr_entries
     info["state"] = _STATE_NAMES[rec.view.state]
     info["tier"] = rec.tier
+    info["opt_given_up"] = bool(rec.view.flags & PYJION_CODE_NO_OPT)
     info["result"] = rec.result
     info["code_size"] = rec.code_size
     if rec.reason != NULL:

@@ -71,10 +71,18 @@ enum {
     PYJION_CODE_FAILED = 3,
 };
 
+/* PyjionCodeView.flags */
+enum {
+    /* The optimising tier's code took too many side exits: the code goes
+     * back to the interpreter's warm-up, and its next compile is baseline
+     * code (runtime/unboxed.cpp, retire). */
+    PYJION_CODE_NO_OPT = 1,
+};
+
 typedef struct {
     uint64_t calls;           /* calls and resumes: the hook's and compiled code's direct ones */
     int state;                /* PYJION_CODE_* */
-    int reserved;
+    int flags;                /* PYJION_CODE_NO_OPT */
     PyjionEntry entry;        /* the machine code's entry while state is COMPILED */
 } PyjionCodeView;
 

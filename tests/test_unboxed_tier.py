@@ -309,3 +309,20 @@ def f(w, h, xs):
     outcomes, info = tier_differential(src, [(7, 2, [1, 2])] * 30, calls)
     assert [o[0] for o in outcomes] == ["return"] * 4 + ["raise"] * 2
     assert info.exits["guard_float"] >= 2   # 2**70 and "x" are not int64-sized ints or floats
+
+
+def test_code_that_keeps_leaving_is_recompiled_as_baseline_code():
+    fn_jit, fn_ref = fresh_copies(SUM_SQUARES)
+    with jit_off():
+        for _ in range(30):
+            fn_jit(10, 3)
+    got = []
+    with tier_on():
+        for k in range(100):
+            got.append(fn_jit(10, 2.5 + k))   # floats: the int guard fails every time
+        info = pyjion.info(fn_jit)
+    with jit_off():
+        want = [fn_ref(10, 2.5 + k) for k in range(100)]
+    assert got == want
+    assert info.opt_given_up and info.compiled and info.tier == 1
+    assert pyjion.stats()["jit"]["exits"]["guard_int"] >= 64

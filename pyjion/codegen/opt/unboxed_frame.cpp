@@ -372,6 +372,14 @@ Label UnboxedFrame::exit(int kind, int resume_k, int depth)
         a.inc(x86::qword_ptr(x86::rax));
         e.load_address(x86::rax, &unboxed::g_exits[kind]);
         a.inc(x86::qword_ptr(x86::rax));
+        // Code that keeps leaving is given up: baseline code from its next compile.
+        Label go_on = a.newLabel();
+        e.load_address(x86::rax, &exits_->total);
+        a.inc(x86::qword_ptr(x86::rax));
+        a.cmp(x86::qword_ptr(x86::rax), static_cast<int32_t>(unboxed::kRetireAfter));
+        a.jne(go_on);
+        e.call<&unboxed::retire>(Lea(Emitter::frame_address()));
+        a.bind(go_on);
         a.jmp(c_.tracing_exit(start, depth));
     });
 }

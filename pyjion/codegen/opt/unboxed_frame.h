@@ -37,6 +37,7 @@ namespace pyjion::opt {
 // Per compiled code object: exits taken, per kind (CompiledCode keeps it).
 struct ExitCounts {
     uint64_t counts[unboxed::kExitKinds] = {};
+    uint64_t total = 0;   // compared with unboxed::kRetireAfter
 };
 
 class UnboxedFrame {

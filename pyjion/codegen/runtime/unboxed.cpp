@@ -2,7 +2,10 @@
 
 #include <cstring>
 
+#include "code_extra.h"
+#include "codegen_api.h"
 #include "cpython/frame_layout.h"
+#include "runtime/direct_call.h"
 
 namespace pyjion::unboxed {
 
@@ -87,6 +90,16 @@ int apply_moves(_PyInterpreterFrame *frame, char *shadow, const SlotMove *moves,
         }
     }
     return status;
+}
+
+void retire(_PyInterpreterFrame *frame)
+{
+    Py_ssize_t index = direct::hook_state.record_index;
+    if (index < 0) return;
+    auto *view = static_cast<PyjionCodeView *>(pyj_code_extra(frame->f_code, index));
+    if (view == nullptr || view->state != PYJION_CODE_COMPILED) return;
+    view->flags |= PYJION_CODE_NO_OPT;
+    view->state = PYJION_CODE_INTERPRETED;
 }
 
 int enter_loop(_PyInterpreterFrame *frame, char *shadow, const SlotMove *moves, int n)

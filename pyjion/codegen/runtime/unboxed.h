@@ -62,6 +62,14 @@ int apply_moves(_PyInterpreterFrame *frame, char *shadow, const SlotMove *moves,
 // with nothing changed if a check fails.
 int enter_loop(_PyInterpreterFrame *frame, char *shadow, const SlotMove *moves, int n);
 
+// Side exits one code object's optimised code may take before it is given up.
+constexpr uint64_t kRetireAfter = 64;
+// Gives up the optimised code of the frame's code object (its exits passed
+// kRetireAfter): the hook's record goes back to the interpreter's warm-up
+// with PYJION_CODE_NO_OPT, so its next compile is baseline code. Frames
+// running the old code go on (the hook keeps it alive).
+void retire(_PyInterpreterFrame *frame);
+
 // An exact int's value if it fits int64: 0 and *out set, else -1 (no error set).
 int long_to_int64(PyObject *v, int64_t *out);
 
