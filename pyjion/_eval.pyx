@@ -112,6 +112,7 @@ cdef extern from "record.h":
         PyjionCodeView view
         int tier, result
         PyObject *owner
+        PyObject *retired
         PyObject *reason
         Py_ssize_t code_size
         PyjTypeProfile *types
@@ -269,9 +270,9 @@ cdef int finish_compile(PyjRecord *rec, PyjionCompileResult *out, double seconds
         rec.osr_entry = out.osr_entry
         if rec.owner != NULL:
             # A recompile (the optimising tier given up): frames may still run
-            # the old machine code, which stays alive as long as the process.
-            _retired_code.append(<object>rec.owner)
-            Py_XDECREF(rec.owner)
+            # the old machine code, which lives as long as the record.
+            Py_XDECREF(rec.retired)
+            rec.retired = rec.owner
         rec.owner = out.owner
         rec.code_size = out.code_size
         rec.tier = out.tier
@@ -568,8 +569,7 @@ g_options.compact_above = DEFAULT_COMPACT_ABOVE
 # warm in the interpreter and its code pays, "always" wherever it unboxes
 # anything (tests, experiments). config(pgc=False) turns it off.
 _OPT_MODES = ("auto", "always")
-# Machine code replaced by a recompile (see finish_compile).
-_retired_code = []
+
 cdef int g_opt_mode = 1
 g_options.opt = 1
 

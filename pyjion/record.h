@@ -49,6 +49,9 @@ typedef struct {
     int tier;                 /* 0 interpreter, 1 baseline machine code */
     int result;               /* PYJION_RESULT_* of the compile, 0 = not tried */
     PyObject *owner;          /* keeps the machine code alive */
+    /* Machine code a recompile replaced (the optimising tier given up):
+     * frames may still run it, so it lives as long as the record. */
+    PyObject *retired;
     PyObject *reason;         /* str: why compiling failed */
     Py_ssize_t code_size;
     PyjTypeProfile *types;    /* NULL until the first profiled call */
@@ -107,6 +110,7 @@ static inline void pyj_record_free(void *p)
     PyjRecord *rec = (PyjRecord *)p;
     if (rec == NULL) return;
     Py_CLEAR(rec->owner);
+    Py_CLEAR(rec->retired);
     Py_CLEAR(rec->reason);
     if (rec->types) {
         for (int a = 0; a < PYJ_PROFILED_ARGS; a++)
