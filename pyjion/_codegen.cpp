@@ -47,6 +47,7 @@ int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionC
         if (options != nullptr && options->compact_above >= 0) opts.compact_above = options->compact_above;
         opts.opt = options != nullptr && options->opt != 0;
         opts.opt_always = options != nullptr && options->opt == 2;
+        opts.hot = options != nullptr && options->hot != 0;
         opts.dump_asm = g_dump_asm ? &g_dump_asm_path : nullptr;
         std::unique_ptr<CompiledCode> compiled = pyjion::compile_code(reinterpret_cast<PyCodeObject *>(code), opts);
         out->entry = reinterpret_cast<PyjionEntry>(compiled->entry());
@@ -137,7 +138,7 @@ PYBIND11_MODULE(_codegen, m)
 
     m.def("compile", [](py::object code, bool debug, int max_instructions, bool opt) {
         if (!PyCode_Check(code.ptr())) throw py::type_error("compile() expects a code object");
-        PyjionCompileOptions options{debug ? 1 : 0, max_instructions, -1, opt ? 2 : 0};
+        PyjionCompileOptions options{debug ? 1 : 0, max_instructions, -1, opt ? 2 : 0, 0};
         PyjionCompileResult out;
         if (capsule_compile(code.ptr(), &options, &out) < 0) throw py::error_already_set();
         if (out.owner == nullptr) {

@@ -44,6 +44,7 @@ cdef extern from "codegen_api.h":
         int max_instructions
         int compact_above
         int opt
+        int hot
     ctypedef struct PyjionCompileResult:
         int result
         PyjionEntry entry
@@ -247,6 +248,7 @@ cdef int compile_code(PyjRecord *rec, PyCodeObject *co) noexcept:
     cdef PyjionCompileOptions options = g_options
     if rec.view.flags & PYJION_CODE_NO_OPT:
         options.opt = 0   # its optimised code kept leaving: baseline code this time
+    options.hot = 1 if rec.hot_samples > 0 else 0
     memset(&out, 0, sizeof(out))
     rec.view.state = PYJ_COMPILING
     PyErr_Fetch(&et, &ev, &tb)

@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 8
+#define PYJION_CODEGEN_API_VERSION 9
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -43,6 +43,10 @@ typedef struct {
      * code that ran warm in the interpreter, where the tier's code pays; 2:
      * wherever it unboxes anything. */
     int opt;
+    /* The code is hot by time (the sampler found it running interpreted,
+     * often in a long loop that 3.11 never quickens): the optimising tier may
+     * compile it on the types it can prove without a profile. */
+    int hot;
 } PyjionCompileOptions;
 
 typedef struct {

@@ -45,8 +45,9 @@ void Compiler::compile()
     // (co_warmup counts up from -kWarmupDelay to 0).
     *warmup_ = static_cast<uint64_t>(std::max<int>(0, static_cast<int>(kWarmupDelay) + code_->co_warmup));
     // Speculation wants a profile: by default only code the interpreter
-    // quickened (co_warmup reached 0) gets the tier.
-    if (options_.opt && (options_.opt_always || code_->co_warmup == 0)) {
+    // quickened (co_warmup reached 0) gets the tier, or code hot by time,
+    // where it goes on the types it proves (no site has a profile there).
+    if (options_.opt && (options_.opt_always || code_->co_warmup == 0 || options_.hot)) {
         tier_ = opt::UnboxedFrame::plan(*this, code_, bytecode_);
     }
     find_loops();

@@ -35,6 +35,9 @@ struct CompileOptions {
     // The tier wherever it unboxes anything: in code that never ran
     // interpreted too, and whether its code pays or not.
     bool opt_always = false;
+    // Hot by time (the sampler's compile): the tier without a profile, on
+    // the types it proves (PyjionCompileOptions::hot).
+    bool hot = false;
     // Keep a description of the frame model at every boundary (recorded_states()).
     bool record_states = false;
 };
