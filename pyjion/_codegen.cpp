@@ -180,7 +180,7 @@ PYBIND11_MODULE(_codegen, m)
         auto *co = reinterpret_cast<PyCodeObject *>(code.ptr());
         try {
             pyjion::Bytecode bytecode(co);
-            pyjion::opt::TypeInference types(co, bytecode);
+            pyjion::opt::TypeInference types(co, bytecode, co->co_warmup == 0);
             return types.describe();
         } catch (const pyjion::CompileError &e) {
             throw py::value_error("cannot decode: " + e.what);

@@ -48,7 +48,7 @@ void Compiler::compile()
     // quickened (co_warmup reached 0) gets the tier, or code hot by time,
     // where it goes on the types it proves (no site has a profile there).
     if (options_.opt && (options_.opt_always || code_->co_warmup == 0 || options_.hot)) {
-        tier_ = opt::UnboxedFrame::plan(*this, code_, bytecode_);
+        tier_ = opt::UnboxedFrame::plan(*this, code_, bytecode_, code_->co_warmup == 0 || options_.hot);
     }
     find_loops();
     compact_ = Py_SIZE(code_) > options_.compact_above;

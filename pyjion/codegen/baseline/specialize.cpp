@@ -1,5 +1,6 @@
 #include "baseline/specialize.h"
 
+#include "front/number_ops.h"
 #include "front/site_profile.h"
 
 #include "cpython/interp_state.h"
@@ -13,30 +14,6 @@ namespace pyjion {
 using namespace asmjit;
 
 namespace {
-
-bool int_fast_path(int nb)
-{
-    switch (nb) {
-    case NB_ADD: case NB_INPLACE_ADD: case NB_SUBTRACT: case NB_INPLACE_SUBTRACT:
-    case NB_MULTIPLY: case NB_INPLACE_MULTIPLY: case NB_FLOOR_DIVIDE: case NB_INPLACE_FLOOR_DIVIDE:
-    case NB_REMAINDER: case NB_INPLACE_REMAINDER: case NB_AND: case NB_INPLACE_AND:
-    case NB_OR: case NB_INPLACE_OR: case NB_XOR: case NB_INPLACE_XOR:
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool float_fast_path(int nb)
-{
-    switch (nb) {
-    case NB_ADD: case NB_INPLACE_ADD: case NB_SUBTRACT: case NB_INPLACE_SUBTRACT:
-    case NB_MULTIPLY: case NB_INPLACE_MULTIPLY: case NB_TRUE_DIVIDE: case NB_INPLACE_TRUE_DIVIDE:
-        return true;
-    default:
-        return false;
-    }
-}
 
 // What CPython 3.11's specialising interpreter learnt at this site, read off
 // its quickened instruction in co_code_adaptive. Code compiled once warm
@@ -157,8 +134,8 @@ void emit_binary_op(Compiler &c, int nb)
     auto &em = c.em();
     Label generic = a.newLabel(), have_result = a.newLabel(), done = a.newLabel();
     SiteTypes seen = quickened_types(c, true);
-    bool ints = int_fast_path(nb) && (seen == SiteTypes::kUnknown || seen == SiteTypes::kInts);
-    bool floats = float_fast_path(nb) && (seen == SiteTypes::kUnknown || seen == SiteTypes::kFloats);
+    bool ints = int64_operator(nb) && (seen == SiteTypes::kUnknown || seen == SiteTypes::kInts);
+    bool floats = double_operator(nb) && (seen == SiteTypes::kUnknown || seen == SiteTypes::kFloats);
     Label not_int = floats ? a.newLabel() : generic;
     int depth = c.depth();
     // An operand only the value stack holds (refcount 1) is dead after this:

@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstdio>
 
+#include "front/number_ops.h"
 #include "front/opcodes.h"
 #include "front/site_profile.h"
 
@@ -44,32 +45,6 @@ const char *op_kind_name(OpKind k)
 }
 
 namespace {
-
-// BINARY_OP operators the tier runs on int64 (with Python's floor semantics
-// for // and %) and on doubles.
-bool int_operator(int nb)
-{
-    switch (nb) {
-    case NB_ADD: case NB_INPLACE_ADD: case NB_SUBTRACT: case NB_INPLACE_SUBTRACT:
-    case NB_MULTIPLY: case NB_INPLACE_MULTIPLY: case NB_AND: case NB_INPLACE_AND:
-    case NB_OR: case NB_INPLACE_OR: case NB_XOR: case NB_INPLACE_XOR:
-    case NB_FLOOR_DIVIDE: case NB_INPLACE_FLOOR_DIVIDE: case NB_REMAINDER: case NB_INPLACE_REMAINDER:
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool float_operator(int nb)
-{
-    switch (nb) {
-    case NB_ADD: case NB_INPLACE_ADD: case NB_SUBTRACT: case NB_INPLACE_SUBTRACT:
-    case NB_MULTIPLY: case NB_INPLACE_MULTIPLY: case NB_TRUE_DIVIDE: case NB_INPLACE_TRUE_DIVIDE:
-        return true;
-    default:
-        return false;
-    }
-}
 
 VType const_type(PyObject *v)
 {
@@ -126,7 +101,8 @@ VType top(const AbstractState &s, int n = 0)
 
 }  // namespace
 
-TypeInference::TypeInference(PyCodeObject *code, const Bytecode &bytecode) : code_(code), bc_(bytecode)
+TypeInference::TypeInference(PyCodeObject *code, const Bytecode &bytecode, bool speculate)
+    : code_(code), bc_(bytecode), speculate_(speculate)
 {
     size_t n = bc_.instrs().size();
     states_.assign(n, AbstractState());
@@ -174,21 +150,21 @@ Decision TypeInference::decide(int k, const AbstractState &s) const
         bool said_int = p.state == SiteState::kSpecialised && p.type == SeenType::kInt;
         bool said_float = p.state == SiteState::kSpecialised && p.type == SeenType::kFloat;
         auto numeric = [](VType t) { return t == VType::kInt || t == VType::kFloat || t == VType::kObject; };
-        if (int_operator(ins.oparg) && (l == VType::kInt || (said_int && l == VType::kObject)) &&
+        if (int64_operator(ins.oparg) && (l == VType::kInt || (said_int && l == VType::kObject)) &&
             (r == VType::kInt || (said_int && r == VType::kObject))) {
             d.kind = OpKind::kIntArith;
             d.guards = (guarded(l, VType::kInt) ? 1 : 0) | (guarded(r, VType::kInt) ? 2 : 0);
-        } else if (float_operator(ins.oparg) && numeric(l) && numeric(r) &&
+        } else if (double_operator(ins.oparg) && numeric(l) && numeric(r) &&
                    (l == VType::kFloat || r == VType::kFloat) &&
-                   (p.state != SiteState::kNotQuickened || (l != VType::kObject && r != VType::kObject))) {
+                   (speculate_ || (l != VType::kObject && r != VType::kObject))) {
             // A float operand makes the result a float whatever the other
             // number is (int.__add__(float) converts the int): an operand of
             // unknown type is checked to be a float or an int64-sized int
-            // (only in code that ran warm in the interpreter: code compiled
-            // at its first call has shown nothing to speculate on).
+            // (only where speculating is wanted: code compiled at its first
+            // call has shown nothing to speculate on).
             d.kind = OpKind::kFloatArith;
             d.guards = (l == VType::kObject ? 1 | 4 : 0) | (r == VType::kObject ? 2 | 8 : 0);
-        } else if (float_operator(ins.oparg) && said_float && numeric(l) && numeric(r)) {
+        } else if (double_operator(ins.oparg) && said_float && numeric(l) && numeric(r)) {
             // The site saw floats: one operand is checked to be a float (so
             // the result is one), the other to be a number.
             d.kind = OpKind::kFloatArith;

@@ -59,7 +59,10 @@ struct AbstractState {
 
 class TypeInference {
 public:
-    TypeInference(PyCodeObject *code, const Bytecode &bytecode);
+    // speculate: a float operand may let an operand of unknown type be any
+    // number behind a guard (code that ran warm in the interpreter, or that
+    // the sampler found hot; not code compiled at its first call).
+    TypeInference(PyCodeObject *code, const Bytecode &bytecode, bool speculate);
 
     // The state before instruction number k; nullptr where k is not reached.
     const AbstractState *state_at(int k) const
@@ -87,6 +90,7 @@ private:
     std::vector<int> work_;
     std::vector<bool> queued_;
     bool unboxes_ = false;
+    bool speculate_;
 };
 
 }  // namespace pyjion::opt

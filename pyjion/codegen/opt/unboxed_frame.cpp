@@ -38,10 +38,11 @@ bool is_pop_jump(int opcode)
 
 }  // namespace
 
-std::unique_ptr<UnboxedFrame> UnboxedFrame::plan(Compiler &c, PyCodeObject *code, const Bytecode &bytecode)
+std::unique_ptr<UnboxedFrame> UnboxedFrame::plan(Compiler &c, PyCodeObject *code, const Bytecode &bytecode,
+                                                 bool speculate)
 {
     if (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) return nullptr;
-    auto types = std::make_unique<TypeInference>(code, bytecode);
+    auto types = std::make_unique<TypeInference>(code, bytecode, speculate);
     if (!types->unboxes_anything()) return nullptr;
     auto frame = std::make_unique<UnboxedFrame>(c, code, bytecode, std::move(types));
     if (frame->shadow_bytes() > kMaxShadowSlots * 8) return nullptr;

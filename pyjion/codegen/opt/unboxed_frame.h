@@ -44,7 +44,8 @@ class UnboxedFrame {
 public:
     // The tier for `code`, or nullptr where it has nothing to do (no site on
     // unboxed values, a generator or coroutine, too many slots to shadow).
-    static std::unique_ptr<UnboxedFrame> plan(Compiler &c, PyCodeObject *code, const Bytecode &bytecode);
+    static std::unique_ptr<UnboxedFrame> plan(Compiler &c, PyCodeObject *code, const Bytecode &bytecode,
+                                              bool speculate);
     UnboxedFrame(Compiler &c, PyCodeObject *code, const Bytecode &bytecode, std::unique_ptr<TypeInference> types);
 
     // Bytes the prologue reserves below the pad for the shadow slots (a multiple of 16).
