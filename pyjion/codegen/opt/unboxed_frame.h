@@ -34,6 +34,12 @@ class Compiler;
 
 namespace pyjion::opt {
 
+// A slot the tier holds unboxed (its frame slot is not kept up to date).
+inline bool unboxed_kind(model::SlotKind k)
+{
+    return k.kind == model::Kind::Int64 || k.kind == model::Kind::Double;
+}
+
 // Per compiled code object: exits taken, per kind (CompiledCode keeps it).
 struct ExitCounts {
     uint64_t counts[unboxed::kExitKinds] = {};

@@ -1,0 +1,387 @@
+// The optimising tier's instructions on unboxed values (see
+// unboxed_frame.h): the loads of int and float inputs with their guards,
+// int64 and double arithmetic, comparisons fused with their jumps, FOR_ITER
+// over a range_iterator, and the jumps.
+#include "opt/unboxed_frame.h"
+
+#include "baseline/compiler.h"
+#include "codegen_api.h"
+#include "cpython/frame_layout.h"
+#include "front/opcodes.h"
+#include "runtime/helpers.h"
+
+namespace pyjion::opt {
+
+using namespace asmjit;
+using model::Kind;
+using model::SlotKind;
+
+namespace {
+
+bool is_pop_jump(int opcode)
+{
+    return opcode == POP_JUMP_FORWARD_IF_FALSE || opcode == POP_JUMP_FORWARD_IF_TRUE ||
+           opcode == POP_JUMP_BACKWARD_IF_FALSE || opcode == POP_JUMP_BACKWARD_IF_TRUE;
+}
+
+}  // namespace
+
+// An int input of the current instruction (value-stack slot `pos`) into
+// `dst` (r14 or r15): from its shadow slot, or unboxed from the frame, after
+// a type check where the types could not prove it (`guard`). Values beyond
+// two digits go through the runtime; one that does not fit int64 fails.
+void UnboxedFrame::load_int(int k, int pos, const Gp &dst, const Label &fail)
+{
+    auto &a = c_.as();
+    auto &em = c_.em();
+    SlotKind kind = rep_.slot(pos);
+    if (kind.kind == Kind::Int64) {
+        a.mov(dst, shadow(slot_of_stack(pos)));
+        return;
+    }
+    a.mov(x86::rdi, frame_slot(slot_of_stack(pos)));
+    if (type_of_stack(k, pos) != VType::kInt) {
+        em.load_address(x86::rax, &PyLong_Type);
+        a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
+        a.jne(fail);
+    }
+    Label big = a.newLabel(), done = a.newLabel();
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));
+    a.lea(x86::rax, x86::ptr(x86::rcx, 1));
+    a.cmp(x86::rax, 2);
+    a.ja(big);
+    a.mov(x86::eax, x86::dword_ptr(x86::rdi, layout::kLongDigit0));   // a zero's digit is never read as other than 0 x size
+    a.imul(x86::rax, x86::rcx);
+    a.mov(dst, x86::rax);
+    em.out_of_line([&] {
+        a.bind(big);
+        // The pad above the shadow slots holds the result.
+        em.call<&unboxed::long_to_int64>(InReg(), Lea(x86::ptr(x86::rsp, shadow_bytes_)));   // the int in rdi
+        a.test(x86::eax, x86::eax);
+        a.jnz(fail);
+        a.mov(dst, x86::qword_ptr(x86::rsp, shadow_bytes_));
+        a.jmp(done);
+    });
+    a.bind(done);
+}
+
+// A float input into `dst`: from its shadow slot, converted from an int's,
+// or read from a float object (type-checked unless the types proved it;
+// with `or_int`, an exact int64-sized int is taken too and converted).
+void UnboxedFrame::load_double(int k, int pos, const Xmm &dst, const Label &fail, bool or_int)
+{
+    auto &a = c_.as();
+    auto &em = c_.em();
+    SlotKind kind = rep_.slot(pos);
+    Gp scratch = dst == x86::xmm0 ? x86::r14 : x86::r15;
+    if (kind.kind == Kind::Double) {
+        a.movsd(dst, shadow(slot_of_stack(pos)));
+        return;
+    }
+    if (kind.kind == Kind::Int64 || type_of_stack(k, pos) == VType::kInt) {
+        load_int(k, pos, scratch, fail);
+        a.cvtsi2sd(dst, scratch);   // rounds to nearest even, as int.__float__ does
+        return;
+    }
+    a.mov(x86::rdi, frame_slot(slot_of_stack(pos)));
+    if (type_of_stack(k, pos) != VType::kFloat) {
+        em.load_address(x86::rax, &PyFloat_Type);
+        a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
+        if (!or_int) {
+            a.jne(fail);
+        } else {
+            Label not_float = a.newLabel(), done = a.newLabel();
+            a.jne(not_float);
+            a.movsd(dst, x86::qword_ptr(x86::rdi, layout::kFloatValue));
+            em.out_of_line([&] {
+                a.bind(not_float);
+                load_int(k, pos, scratch, fail);   // checks for an exact int
+                a.cvtsi2sd(dst, scratch);
+                a.jmp(done);
+            });
+            a.bind(done);
+            return;
+        }
+    }
+    a.movsd(dst, x86::qword_ptr(x86::rdi, layout::kFloatValue));
+}
+
+// Releases the instruction's `n` boxed inputs (exact ints and floats: their
+// deallocation runs no code), the deepest first, as ceval does.
+void UnboxedFrame::release_boxed_inputs(int n)
+{
+    for (int i = n; i >= 1; i--) {
+        int pos = rep_.depth() - i;
+        if (unboxed_kind(rep_.slot(pos))) continue;
+        c_.as().mov(x86::rdi, frame_slot(slot_of_stack(pos)));
+        c_.em().decref(x86::rdi);
+    }
+}
+
+bool UnboxedFrame::emit_int_arith(int k)
+{
+    const Instr &ins = instr(k);
+    auto &a = c_.as();
+    int d = rep_.depth();
+    int lhs = d - 2, rhs = d - 1;
+    Label guard = exit(unboxed::kExitGuardInt, k, d);
+    Label overflow = exit(unboxed::kExitIntOverflow, k, d);
+    // The inputs are loaded before the decisions' exits are needed: the
+    // exits box from the state before the instruction.
+    load_int(k, lhs, x86::r14, guard);
+    load_int(k, rhs, x86::r15, guard);
+    switch (ins.oparg) {
+    case NB_ADD: case NB_INPLACE_ADD:
+        a.add(x86::r14, x86::r15);
+        a.jo(overflow);
+        break;
+    case NB_SUBTRACT: case NB_INPLACE_SUBTRACT:
+        a.sub(x86::r14, x86::r15);
+        a.jo(overflow);
+        break;
+    case NB_MULTIPLY: case NB_INPLACE_MULTIPLY:
+        a.imul(x86::r14, x86::r15);
+        a.jo(overflow);
+        break;
+    case NB_AND: case NB_INPLACE_AND: a.and_(x86::r14, x86::r15); break;
+    case NB_OR: case NB_INPLACE_OR: a.or_(x86::r14, x86::r15); break;
+    case NB_XOR: case NB_INPLACE_XOR: a.xor_(x86::r14, x86::r15); break;
+    case NB_FLOOR_DIVIDE: case NB_INPLACE_FLOOR_DIVIDE: case NB_REMAINDER: case NB_INPLACE_REMAINDER: {
+        bool floor_div = ins.oparg == NB_FLOOR_DIVIDE || ins.oparg == NB_INPLACE_FLOOR_DIVIDE;
+        Label ok = a.newLabel(), exact = a.newLabel();
+        a.test(x86::r15, x86::r15);
+        a.jz(exit(unboxed::kExitZeroDivisor, k, d));
+        a.cmp(x86::r15, -1);
+        a.jne(ok);
+        a.mov(x86::rax, imm(INT64_MIN));
+        a.cmp(x86::r14, x86::rax);
+        a.je(overflow);   // INT64_MIN // -1 does not fit (and idiv would trap)
+        a.bind(ok);
+        a.mov(x86::rax, x86::r14);
+        a.cqo();
+        a.idiv(x86::r15);
+        // Round the quotient towards negative infinity: a remainder whose sign
+        // differs from the divisor's moves by one divisor.
+        a.test(x86::rdx, x86::rdx);
+        a.jz(exact);
+        a.mov(x86::rcx, x86::rdx);
+        a.xor_(x86::rcx, x86::r15);
+        a.jns(exact);
+        a.dec(x86::rax);
+        a.add(x86::rdx, x86::r15);
+        a.bind(exact);
+        a.mov(x86::r14, floor_div ? x86::rax : x86::rdx);
+        break;
+    }
+    default:
+        throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: no int64 form of operator " +
+                                                             std::to_string(ins.oparg)};
+    }
+    a.mov(shadow(slot_of_stack(lhs)), x86::r14);
+    release_boxed_inputs(2);
+    rep_.drop(2);
+    rep_.push(SlotKind::int64());
+    return true;
+}
+
+bool UnboxedFrame::emit_float_arith(int k)
+{
+    const Instr &ins = instr(k);
+    auto &a = c_.as();
+    int d = rep_.depth();
+    Label guard = exit(unboxed::kExitGuardFloat, k, d);
+    uint8_t guards = types_->decision(k).guards;
+    load_double(k, d - 2, x86::xmm0, guard, guards & 4);
+    a.movq(x86::r14, x86::xmm0);   // helper calls in the next load clobber xmm registers
+    load_double(k, d - 1, x86::xmm1, guard, guards & 8);
+    a.movq(x86::xmm0, x86::r14);
+    switch (ins.oparg) {
+    case NB_ADD: case NB_INPLACE_ADD: a.addsd(x86::xmm0, x86::xmm1); break;
+    case NB_SUBTRACT: case NB_INPLACE_SUBTRACT: a.subsd(x86::xmm0, x86::xmm1); break;
+    case NB_MULTIPLY: case NB_INPLACE_MULTIPLY: a.mulsd(x86::xmm0, x86::xmm1); break;
+    case NB_TRUE_DIVIDE: case NB_INPLACE_TRUE_DIVIDE: {
+        // By 0.0 (or -0.0): the interpreter raises ZeroDivisionError.
+        Label nonzero = a.newLabel();
+        a.xorpd(x86::xmm2, x86::xmm2);
+        a.ucomisd(x86::xmm1, x86::xmm2);
+        a.jne(nonzero);
+        a.jp(nonzero);   // NaN
+        a.jmp(exit(unboxed::kExitZeroDivisor, k, d));
+        a.bind(nonzero);
+        a.divsd(x86::xmm0, x86::xmm1);
+        break;
+    }
+    default:
+        throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: no double form of operator " +
+                                                             std::to_string(ins.oparg)};
+    }
+    a.movsd(shadow(slot_of_stack(d - 2)), x86::xmm0);
+    release_boxed_inputs(2);
+    rep_.drop(2);
+    rep_.push(SlotKind::dbl());
+    return true;
+}
+
+bool UnboxedFrame::emit_negative(int k)
+{
+    OpKind kind = types_->decision(k).kind;
+    if (kind != OpKind::kIntArith && kind != OpKind::kFloatArith) return false;
+    auto &a = c_.as();
+    int d = rep_.depth();
+    if (kind == OpKind::kIntArith) {
+        load_int(k, d - 1, x86::r14, exit(unboxed::kExitGuardInt, k, d));
+        a.neg(x86::r14);
+        a.jo(exit(unboxed::kExitIntOverflow, k, d));
+        a.mov(shadow(slot_of_stack(d - 1)), x86::r14);
+    } else {
+        load_double(k, d - 1, x86::xmm0, exit(unboxed::kExitGuardFloat, k, d));
+        a.movq(x86::r14, x86::xmm0);
+        a.btc(x86::r14, 63);   // flips the sign, of 0.0 and NaN too, as float.__neg__ does
+        a.mov(shadow(slot_of_stack(d - 1)), x86::r14);
+    }
+    release_boxed_inputs(1);
+    rep_.drop(1);
+    rep_.push(kind == OpKind::kIntArith ? SlotKind::int64() : SlotKind::dbl());
+    return true;
+}
+
+bool UnboxedFrame::emit_compare(int k)
+{
+    const Instr &ins = instr(k);
+    OpKind kind = types_->decision(k).kind;
+    if (kind != OpKind::kIntCompare && kind != OpKind::kFloatCompare) return false;
+    auto &a = c_.as();
+    int d = rep_.depth();
+    int op = ins.oparg;
+    if (kind == OpKind::kIntCompare) {
+        Label guard = exit(unboxed::kExitGuardInt, k, d);
+        load_int(k, d - 2, x86::r14, guard);
+        load_int(k, d - 1, x86::r15, guard);
+        a.cmp(x86::r14, x86::r15);
+        switch (op) {
+        case Py_LT: a.setl(x86::al); break;
+        case Py_LE: a.setle(x86::al); break;
+        case Py_EQ: a.sete(x86::al); break;
+        case Py_NE: a.setne(x86::al); break;
+        case Py_GT: a.setg(x86::al); break;
+        default: a.setge(x86::al); break;
+        }
+    } else {
+        Label guard = exit(unboxed::kExitGuardFloat, k, d);
+        load_double(k, d - 2, x86::xmm0, guard);
+        a.movq(x86::r14, x86::xmm0);
+        load_double(k, d - 1, x86::xmm1, guard);
+        a.movq(x86::xmm0, x86::r14);
+        // An unordered (NaN) comparison sets ZF, PF and CF: only != is true.
+        switch (op) {
+        case Py_LT: a.ucomisd(x86::xmm1, x86::xmm0); a.seta(x86::al); break;
+        case Py_LE: a.ucomisd(x86::xmm1, x86::xmm0); a.setae(x86::al); break;
+        case Py_GT: a.ucomisd(x86::xmm0, x86::xmm1); a.seta(x86::al); break;
+        case Py_GE: a.ucomisd(x86::xmm0, x86::xmm1); a.setae(x86::al); break;
+        case Py_EQ:
+            a.ucomisd(x86::xmm0, x86::xmm1);
+            a.sete(x86::al);
+            a.setnp(x86::cl);
+            a.and_(x86::al, x86::cl);
+            break;
+        default:
+            a.ucomisd(x86::xmm0, x86::xmm1);
+            a.setne(x86::al);
+            a.setp(x86::cl);
+            a.or_(x86::al, x86::cl);
+            break;
+        }
+    }
+    a.movzx(x86::r14d, x86::al);
+    release_boxed_inputs(2);
+    rep_.drop(2);
+
+    const Instr *next = c_.fusable_next();
+    if (next != nullptr && is_pop_jump(next->opcode)) {
+        bool when_true = next->opcode == POP_JUMP_FORWARD_IF_TRUE || next->opcode == POP_JUMP_BACKWARD_IF_TRUE;
+        bool backward = opcode_jump_kind(next->opcode) == REL_BACKWARD;
+        int target = bc_.instr_at(next->target);
+        a.test(x86::r14d, x86::r14d);
+        if (!backward) {
+            if (when_true) a.jnz(edge(target));
+            else a.jz(edge(target));
+        } else {
+            // The taken branch checks the eval breaker, as every backward jump does.
+            model::FrameState here = rep_;
+            count_moves(moves(here, merge_state(target), target));
+            Label taken = c_.em().cold([this, here, target, next](Emitter &e) {
+                model::FrameState saved = rep_;
+                rep_ = here;
+                emit_moves(moves(rep_, merge_state(target), target), next->index, rep_.depth());
+                rep_ = merge_state(target);
+                emit_eval_breaker(next->index, next->target - 1);
+                e.as().jmp(c_.label_at(target));
+                rep_ = saved;
+            });
+            if (when_true) a.jnz(taken);
+            else a.jz(taken);
+        }
+        fused_ = true;
+        c_.fuse_next();
+        return true;
+    }
+    // A bool object, as COMPARE_OP leaves it.
+    c_.em().load_address(x86::rax, Py_False);
+    c_.em().load_address(x86::rcx, Py_True);
+    a.test(x86::r14d, x86::r14d);
+    a.cmovnz(x86::rax, x86::rcx);
+    c_.em().incref(x86::rax);
+    a.mov(frame_slot(slot_of_stack(d - 2)), x86::rax);
+    rep_.push(SlotKind::boxed());
+    return true;
+}
+
+bool UnboxedFrame::emit_for_iter(int k)
+{
+    const Instr &ins = instr(k);
+    if (types_->decision(k).kind != OpKind::kRangeIter || unboxed_kind(rep_.peek())) return false;
+    auto &a = c_.as();
+    auto &em = c_.em();
+    int d = rep_.depth();
+    int target = bc_.instr_at(ins.target);
+    Label exhausted = a.newLabel();
+    a.mov(x86::rdi, frame_slot(slot_of_stack(d - 1)));
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kRangeIterIndex));
+    a.cmp(x86::rax, x86::qword_ptr(x86::rdi, layout::kRangeIterLen));
+    a.jge(exhausted);
+    em.out_of_line([&] {
+        // The iterator is done: FOR_ITER pops it and jumps past the loop.
+        a.bind(exhausted);
+        em.decref(x86::rdi);
+        model::FrameState saved = rep_;
+        rep_.pop();
+        a.jmp(edge(target));
+        rep_ = saved;
+    });
+    // start + index * step never overflows: range() made the iterator so.
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kRangeIterStep));
+    a.imul(x86::rcx, x86::rax);
+    a.add(x86::rcx, x86::qword_ptr(x86::rdi, layout::kRangeIterStart));
+    a.inc(x86::rax);
+    a.mov(x86::qword_ptr(x86::rdi, layout::kRangeIterIndex), x86::rax);
+    a.mov(shadow(slot_of_stack(d)), x86::rcx);
+    rep_.push(SlotKind::int64());
+    return true;
+}
+
+bool UnboxedFrame::emit_jump(int k)
+{
+    const Instr &ins = instr(k);
+    int target = bc_.instr_at(ins.target);
+    auto &a = c_.as();
+    if (ins.opcode == JUMP_BACKWARD) c_.emit_warmup_tick();   // as the interpreter counts it
+    unboxed::MovePlan plan = moves(rep_, merge_state(target), target);
+    count_moves(plan);
+    emit_moves(plan, ins.index, rep_.depth());
+    rep_ = merge_state(target);
+    if (ins.opcode == JUMP_BACKWARD) emit_eval_breaker(ins.index, ins.target - 1);
+    a.jmp(c_.label_at(target));
+    return true;
+}
+
+}  // namespace pyjion::opt
