@@ -326,3 +326,30 @@ def test_code_that_keeps_leaving_is_recompiled_as_baseline_code():
     assert got == want
     assert info.opt_given_up and info.compiled and info.tier == 1
     assert pyjion.stats()["jit"]["exits"]["guard_int"] >= 64
+
+
+LIST_ITEMS = """
+def f(xs, n):
+    t = 0
+    for i in range(n):
+        t += xs[i] * xs[-1 - i]
+    return t
+"""
+
+
+def test_list_items_at_unboxed_indexes():
+    xs = [3, -1, 7, 2 ** 40, 5]
+    outcomes, info = tier_differential(LIST_ITEMS, [([1, 2, 3], 3)] * 30, [(xs, 5), (xs, 0), ([], 0)])
+    assert info.exits == {}
+    assert [o[0] for o in outcomes] == ["return"] * 3
+
+
+def test_a_list_index_out_of_range_raises_index_error_as_stock():
+    outcomes, info = tier_differential(LIST_ITEMS, [([1, 2, 3], 3)] * 30, [([1, 2], 3)])
+    assert [o[0] for o in outcomes] == ["raise"]
+    assert info.exits == {"not_list": 1}
+
+
+def test_a_tuple_where_the_profile_saw_lists_leaves():
+    outcomes, info = tier_differential(LIST_ITEMS, [([1, 2, 3], 3)] * 30, [((4, 5, 6), 3)])
+    assert info.exits == {"not_list": 1}

@@ -40,6 +40,7 @@ constexpr int32_t kObjectType = offsetof(PyObject, ob_type);
 constexpr int32_t kVarSize = offsetof(PyVarObject, ob_size);
 constexpr int32_t kLongDigit0 = offsetof(PyLongObject, ob_digit);
 constexpr int32_t kFloatValue = offsetof(PyFloatObject, ob_fval);
+constexpr int32_t kListItems = offsetof(PyListObject, ob_item);
 static_assert(PyLong_SHIFT == 30, "fast paths assume 30-bit int digits");
 
 // range_iterator (Objects/rangeobject.c keeps the struct private): the

@@ -40,6 +40,7 @@ const char *op_kind_name(OpKind k)
     case OpKind::kFloatCompare: return "float_compare";
     case OpKind::kRangeIter: return "range_iter";
     case OpKind::kRangeCall: return "range_call";
+    case OpKind::kListItem: return "list_item";
     }
     return "?";
 }
@@ -210,6 +211,17 @@ Decision TypeInference::decide(int k, const AbstractState &s) const
     case GET_ITER:
         if (top(s) == VType::kRange) d.kind = OpKind::kRangeIter;
         break;
+    case BINARY_SUBSCR: {
+        // xs[i] with i an int and a site that saw lists: the item is read
+        // in place, the index never boxed (the container is checked).
+        SiteProfile p = site_profile(code_, ins);
+        if (top(s) == VType::kInt && top(s, 1) == VType::kObject && p.state == SiteState::kSpecialised &&
+            p.type == SeenType::kList) {
+            d.kind = OpKind::kListItem;
+            d.guards = 1;
+        }
+        break;
+    }
     case FOR_ITER:
         if (top(s) == VType::kRangeIter) d.kind = OpKind::kRangeIter;
         break;

@@ -456,6 +456,7 @@ bool UnboxedFrame::emit(int k)
     case UNARY_NEGATIVE: done = emit_negative(k); unboxed_ops_ += done; break;
     case COMPARE_OP: done = emit_compare(k); unboxed_ops_ += done; break;
     case FOR_ITER: done = emit_for_iter(k); unboxed_ops_ += done; break;
+    case BINARY_SUBSCR: done = emit_list_item(k); break;   // saves an index box at most: not counted
     case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT: done = emit_jump(k); break;
     default: break;
     }

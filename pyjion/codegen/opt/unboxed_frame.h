@@ -118,7 +118,8 @@ private:
     // Input i (0: deepest) of the current instruction into a register.
     void load_int(int k, int input, const Gp &dst, const Label &fail);
     void load_double(int k, int input, const Xmm &dst, const Label &fail, bool or_int = false);
-    void release_boxed_inputs(int n);
+    // prev_unit >= 0: prev_instr is set there first if a release deallocates.
+    void release_boxed_inputs(int n, int prev_unit = -1);
 
     bool emit_load_fast(int k);
     bool emit_store_fast(int k);
@@ -129,6 +130,7 @@ private:
     bool emit_negative(int k);
     bool emit_compare(int k);
     bool emit_for_iter(int k);
+    bool emit_list_item(int k);
     bool emit_jump(int k);
 
     Compiler &c_;

@@ -106,15 +106,16 @@ void UnboxedFrame::load_double(int k, int pos, const Xmm &dst, const Label &fail
     a.movsd(dst, x86::qword_ptr(x86::rdi, layout::kFloatValue));
 }
 
-// Releases the instruction's `n` boxed inputs (exact ints and floats: their
-// deallocation runs no code), the deepest first, as ceval does.
-void UnboxedFrame::release_boxed_inputs(int n)
+// Releases the instruction's `n` boxed inputs, the deepest first, as ceval
+// does (exact ints and floats: their deallocation runs no code; other
+// objects pass prev_unit).
+void UnboxedFrame::release_boxed_inputs(int n, int prev_unit)
 {
     for (int i = n; i >= 1; i--) {
         int pos = rep_.depth() - i;
         if (unboxed_kind(rep_.slot(pos))) continue;
         c_.as().mov(x86::rdi, frame_slot(slot_of_stack(pos)));
-        c_.em().decref(x86::rdi);
+        c_.em().decref(x86::rdi, prev_unit);
     }
 }
 
@@ -381,6 +382,40 @@ bool UnboxedFrame::emit_jump(int k)
     rep_ = merge_state(target);
     if (ins.opcode == JUMP_BACKWARD) emit_eval_breaker(ins.index, ins.target - 1);
     a.jmp(c_.label_at(target));
+    return true;
+}
+
+// xs[i]: an exact list (checked) and an int64 index, negative counting from
+// the end as list.__getitem__ does; the item is pushed as a new reference.
+// An index out of range leaves for the interpreter, which raises IndexError.
+bool UnboxedFrame::emit_list_item(int k)
+{
+    if (types_->decision(k).kind != OpKind::kListItem) return false;
+    auto &a = c_.as();
+    auto &em = c_.em();
+    int d = rep_.depth();
+    if (unboxed_kind(rep_.slot(d - 2))) return false;
+    Label leave = exit(unboxed::kExitNotList, k, d);
+    load_int(k, d - 1, x86::r15, exit(unboxed::kExitGuardInt, k, d));
+    a.mov(x86::rdi, frame_slot(slot_of_stack(d - 2)));
+    em.load_address(x86::rax, &PyList_Type);
+    a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
+    a.jne(leave);
+    Label positive = a.newLabel();
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));   // len(xs)
+    a.test(x86::r15, x86::r15);
+    a.jns(positive);
+    a.add(x86::r15, x86::rcx);
+    a.bind(positive);
+    a.cmp(x86::r15, x86::rcx);
+    a.jae(leave);   // unsigned: negative after the adjustment too
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kListItems));
+    a.mov(x86::r14, x86::qword_ptr(x86::rax, x86::r15, 3));
+    em.incref(x86::r14);
+    release_boxed_inputs(2, instr(k).index);   // a dying list's items may run code: prev_instr set first
+    a.mov(frame_slot(slot_of_stack(d - 2)), x86::r14);
+    rep_.drop(2);
+    rep_.push(SlotKind::boxed());
     return true;
 }
 

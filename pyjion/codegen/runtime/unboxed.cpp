@@ -21,6 +21,7 @@ const char *exit_name(int kind)
     case kExitNotRangeIter: return "not_range_iter";
     case kExitTracing: return "tracing";
     case kExitOsrTypes: return "osr_types";
+    case kExitNotList: return "not_list";
     default: return "?";
     }
 }

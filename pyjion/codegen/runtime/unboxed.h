@@ -21,6 +21,7 @@ enum ExitKind : int {
     kExitNotRangeIter,  // `range` was not the builtin, or its iterator not a range_iterator
     kExitTracing,       // tracing or profiling started while values were unboxed
     kExitOsrTypes,      // an interpreted frame's values at a loop header were not the types compiled for
+    kExitNotList,       // a subscript the profile said was of a list was not, or its index out of range
     kExitKinds
 };
 const char *exit_name(int kind);
