@@ -47,9 +47,8 @@ void Compiler::compile()
     // Speculation wants a profile: by default only code the interpreter
     // quickened (co_warmup reached 0) gets the tier, or code hot by time,
     // where it goes on the types it proves (no site has a profile there).
-    if (options_.opt && (options_.opt_always || code_->co_warmup == 0 || options_.hot)) {
-        tier_ = opt::UnboxedFrame::plan(*this, code_, bytecode_, code_->co_warmup == 0 || options_.hot);
-    }
+    bool profiled = code_->co_warmup == 0 || options_.hot;
+    if (options_.opt && (options_.opt_always || profiled)) tier_ = opt::UnboxedFrame::plan(*this, code_, bytecode_, profiled);
     find_loops();
     compact_ = Py_SIZE(code_) > options_.compact_above;
     entry_ = model::EntryStates(bytecode_, bound_, code_->co_nlocalsplus);
@@ -60,9 +59,7 @@ void Compiler::compile()
     const Instr *from = nullptr;   // the instruction that falls through to the next one, if any
     for (size_t k = 0; k < instrs.size(); k++) {
         const Instr &ins = instrs[k];
-        if (tier_ && k > 0 && instrs[k - 1].depth >= 0 && !ends_block(instrs[k - 1].opcode)) {
-            tier_->fall_into(static_cast<int>(k));
-        }
+        if (tier_ && from != nullptr) tier_->fall_into(static_cast<int>(k));
         a.bind(labels_[k]);
         boundaries_.push_back(BoundaryMark{ins.offset(), ins.opcode, ins.oparg, labels_[k]});
         if (a.logger() != nullptr) comment_boundary(ins);

@@ -228,7 +228,7 @@ public:
     // and backward jumps ("warm-up"); calls to C functions count a recursion
     // level before that and not after. Machine code keeps the same count so
     // the C calls it makes count exactly as the interpreter's would.
-    static constexpr uint64_t kWarmupDelay = 8;
+    static constexpr uint64_t kWarmupDelay = QUICKENING_WARMUP_DELAY;
     void emit_warmup_tick();
     // eax = 1 if this code object is warm, else 0. Clobbers rcx.
     void emit_load_warm(const x86::Gp &dst32);

@@ -139,12 +139,26 @@ Label UnboxedFrame::osr_target(int k)
                                       static_cast<int>(kept->size()));
         a.test(x86::eax, x86::eax);
         a.jz(header);
-        e.load_address(x86::rax, &exits_->counts[unboxed::kExitOsrTypes]);
-        a.inc(x86::qword_ptr(x86::rax));
-        e.load_address(x86::rax, &unboxed::g_exits[unboxed::kExitOsrTypes]);
-        a.inc(x86::qword_ptr(x86::rax));
+        count_exit(e, unboxed::kExitOsrTypes);
         a.jmp(c_.tracing_exit(start, depth));
     });
+}
+
+void UnboxedFrame::count_exit(Emitter &e, int kind)
+{
+    auto &a = e.as();
+    e.load_address(x86::rax, &exits_->counts[kind]);
+    a.inc(x86::qword_ptr(x86::rax));
+    e.load_address(x86::rax, &unboxed::g_exits[kind]);
+    a.inc(x86::qword_ptr(x86::rax));
+}
+
+void UnboxedFrame::jump_to_merge(int target, int unit, int breaker_lookup)
+{
+    emit_moves(moves(rep_, merge_state(target), target), unit, rep_.depth());
+    rep_ = merge_state(target);
+    if (breaker_lookup >= 0) emit_eval_breaker(unit, breaker_lookup);
+    c_.as().jmp(c_.label_at(target));
 }
 
 void UnboxedFrame::mark_unboxed(model::FrameState &frame) const
@@ -246,12 +260,7 @@ void UnboxedFrame::emit_moves(const unboxed::MovePlan &plan, int unit, int depth
         case unboxed::kUnboxInt: {
             Label big = a.newLabel(), stored = a.newLabel();
             a.mov(x86::rdi, slot);
-            a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));
-            a.lea(x86::rax, x86::ptr(x86::rcx, 1));
-            a.cmp(x86::rax, 2);
-            a.ja(big);
-            a.mov(x86::eax, x86::dword_ptr(x86::rdi, layout::kLongDigit0));
-            a.imul(x86::rax, x86::rcx);
+            small_int_value(big);
             a.mov(raw, x86::rax);
             em.out_of_line([&] {
                 a.bind(big);
@@ -361,10 +370,7 @@ Label UnboxedFrame::exit(int kind, int resume_k, int depth)
     return c_.em().cold([this, snapshot, kind, start, unit, depth, resume_k](Emitter &e) {
         auto &a = e.as();
         emit_moves(moves(snapshot, all_boxed(snapshot), resume_k), unit, depth);
-        e.load_address(x86::rax, &exits_->counts[kind]);
-        a.inc(x86::qword_ptr(x86::rax));
-        e.load_address(x86::rax, &unboxed::g_exits[kind]);
-        a.inc(x86::qword_ptr(x86::rax));
+        count_exit(e, kind);
         // Code that keeps leaving is given up: baseline code from its next compile.
         Label go_on = a.newLabel();
         e.load_address(x86::rax, &exits_->total);

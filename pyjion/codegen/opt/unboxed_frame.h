@@ -30,6 +30,7 @@
 
 namespace pyjion {
 class Compiler;
+class Emitter;
 }
 
 namespace pyjion::opt {
@@ -114,6 +115,15 @@ private:
     model::FrameState all_boxed(const model::FrameState &s) const;
     void box_everything(int unit);
     void emit_eval_breaker(int unit, int lookup_unit);
+    // Converts the frame from rep_ to instruction `target`'s merge state and
+    // jumps there, checking the eval breaker first when breaker_lookup >= 0
+    // (a backward jump: where ceval looks for a handler). Moves not counted.
+    void jump_to_merge(int target, int unit, int breaker_lookup);
+    // Counts a side exit of `kind` in this code's and the process's counters.
+    void count_exit(Emitter &e, int kind);
+    // rdi holds an exact int: rax = its value when it has at most one digit,
+    // else a jump to `big`. Clobbers rcx.
+    void small_int_value(const Label &big);
 
     // Input i (0: deepest) of the current instruction into a register.
     void load_int(int k, int input, const Gp &dst, const Label &fail);

@@ -26,6 +26,17 @@ bool is_pop_jump(int opcode)
 
 }  // namespace
 
+void UnboxedFrame::small_int_value(const Label &big)
+{
+    auto &a = c_.as();
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));   // the digits, signed
+    a.lea(x86::rax, x86::ptr(x86::rcx, 1));
+    a.cmp(x86::rax, 2);
+    a.ja(big);
+    a.mov(x86::eax, x86::dword_ptr(x86::rdi, layout::kLongDigit0));   // a zero's digit is never read as other than 0 x size
+    a.imul(x86::rax, x86::rcx);
+}
+
 // An int input of the current instruction (value-stack slot `pos`) into
 // `dst` (r14 or r15): from its shadow slot, or unboxed from the frame, after
 // a type check where the types could not prove it (`guard`). Values beyond
@@ -46,12 +57,7 @@ void UnboxedFrame::load_int(int k, int pos, const Gp &dst, const Label &fail)
         a.jne(fail);
     }
     Label big = a.newLabel(), done = a.newLabel();
-    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));
-    a.lea(x86::rax, x86::ptr(x86::rcx, 1));
-    a.cmp(x86::rax, 2);
-    a.ja(big);
-    a.mov(x86::eax, x86::dword_ptr(x86::rdi, layout::kLongDigit0));   // a zero's digit is never read as other than 0 x size
-    a.imul(x86::rax, x86::rcx);
+    small_int_value(big);
     a.mov(dst, x86::rax);
     em.out_of_line([&] {
         a.bind(big);
@@ -310,13 +316,10 @@ bool UnboxedFrame::emit_compare(int k)
             // The taken branch checks the eval breaker, as every backward jump does.
             model::FrameState here = rep_;
             count_moves(moves(here, merge_state(target), target));
-            Label taken = c_.em().cold([this, here, target, next](Emitter &e) {
+            Label taken = c_.em().cold([this, here, target, next](Emitter &) {
                 model::FrameState saved = rep_;
                 rep_ = here;
-                emit_moves(moves(rep_, merge_state(target), target), next->index, rep_.depth());
-                rep_ = merge_state(target);
-                emit_eval_breaker(next->index, next->target - 1);
-                e.as().jmp(c_.label_at(target));
+                jump_to_merge(target, next->index, next->target - 1);
                 rep_ = saved;
             });
             if (when_true) a.jnz(taken);
@@ -374,14 +377,10 @@ bool UnboxedFrame::emit_jump(int k)
 {
     const Instr &ins = instr(k);
     int target = bc_.instr_at(ins.target);
-    auto &a = c_.as();
-    if (ins.opcode == JUMP_BACKWARD) c_.emit_warmup_tick();   // as the interpreter counts it
-    unboxed::MovePlan plan = moves(rep_, merge_state(target), target);
-    count_moves(plan);
-    emit_moves(plan, ins.index, rep_.depth());
-    rep_ = merge_state(target);
-    if (ins.opcode == JUMP_BACKWARD) emit_eval_breaker(ins.index, ins.target - 1);
-    a.jmp(c_.label_at(target));
+    bool backward = ins.opcode == JUMP_BACKWARD;
+    if (backward) c_.emit_warmup_tick();   // as the interpreter counts it
+    count_moves(moves(rep_, merge_state(target), target));
+    jump_to_merge(target, ins.index, backward ? ins.target - 1 : -1);
     return true;
 }
 

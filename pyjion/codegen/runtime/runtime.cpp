@@ -70,7 +70,7 @@ void pyj_rt_sync_warmup(_PyInterpreterFrame *frame, const uint64_t *count)
 {
     PyCodeObject *code = frame->f_code;
     if (code->co_warmup == 0) return;   // quickened already
-    constexpr int delay = 8;            // Compiler::kWarmupDelay, QUICKENING_WARMUP_DELAY
+    constexpr int delay = QUICKENING_WARMUP_DELAY;   // Compiler::kWarmupDelay
     int want = *count >= delay ? -1 : static_cast<int>(*count) - delay;
     if (want > code->co_warmup) code->co_warmup = want;
 }
