@@ -48,6 +48,7 @@ int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionC
         opts.opt = options != nullptr && options->opt != 0;
         opts.opt_always = options != nullptr && options->opt == 2;
         opts.hot = options != nullptr && options->hot != 0;
+        opts.arg_types = options != nullptr ? options->arg_types : 0;
         opts.dump_asm = g_dump_asm ? &g_dump_asm_path : nullptr;
         std::unique_ptr<CompiledCode> compiled = pyjion::compile_code(reinterpret_cast<PyCodeObject *>(code), opts);
         out->entry = reinterpret_cast<PyjionEntry>(compiled->entry());
@@ -136,9 +137,9 @@ PYBIND11_MODULE(_codegen, m)
             return out;
         }, "[(native offset after the call, callee name)]");
 
-    m.def("compile", [](py::object code, bool debug, int max_instructions, bool opt) {
+    m.def("compile", [](py::object code, bool debug, int max_instructions, bool opt, unsigned arg_types) {
         if (!PyCode_Check(code.ptr())) throw py::type_error("compile() expects a code object");
-        PyjionCompileOptions options{debug ? 1 : 0, max_instructions, -1, opt ? 2 : 0, 0};
+        PyjionCompileOptions options{debug ? 1 : 0, max_instructions, -1, opt ? 2 : 0, 0, arg_types};
         PyjionCompileResult out;
         if (capsule_compile(code.ptr(), &options, &out) < 0) throw py::error_already_set();
         if (out.owner == nullptr) {
@@ -147,7 +148,9 @@ PYBIND11_MODULE(_codegen, m)
         }
         return py::reinterpret_steal<py::object>(out.owner);
     }, py::arg("code"), py::arg("debug") = false, py::arg("max_instructions") = 0, py::arg("opt") = true,
-       "Compiles a code object (without installing it); raises ValueError with the reason if it cannot.");
+       py::arg("arg_types") = 0,
+       "Compiles a code object (without installing it); raises ValueError with the reason if it cannot. "
+       "arg_types: PyjionCompileOptions.arg_types (2 bits per argument: 1 int, 2 float).");
 
     m.def("exit_counts", []() {
         py::dict out;
@@ -175,17 +178,17 @@ PYBIND11_MODULE(_codegen, m)
        "[(bytecode offset, opcode, quickened opcode, state, type)] per profiled site: what CPython's "
        "specialising interpreter learnt there (front/site_profile.h).");
 
-    m.def("infer_types", [](py::object code) {
+    m.def("infer_types", [](py::object code, unsigned arg_types) {
         if (!PyCode_Check(code.ptr())) throw py::type_error("infer_types() expects a code object");
         auto *co = reinterpret_cast<PyCodeObject *>(code.ptr());
         try {
             pyjion::Bytecode bytecode(co);
-            pyjion::opt::TypeInference types(co, bytecode, co->co_warmup == 0);
+            pyjion::opt::TypeInference types(co, bytecode, co->co_warmup == 0 || arg_types != 0, arg_types);
             return types.describe();
         } catch (const pyjion::CompileError &e) {
             throw py::value_error("cannot decode: " + e.what);
         }
-    }, py::arg("code"),
+    }, py::arg("code"), py::arg("arg_types") = 0,
        "The optimising tier's types before each instruction and its decision there, one line per "
        "instruction (opt/type_infer.h): offset, opcode, decision, typed locals, [stack].");
 

@@ -13,6 +13,9 @@ cdef extern from "Python.h":
     ctypedef struct PyThreadState
     ctypedef struct PyTypeObject:
         const char *tp_name
+    PyTypeObject PyLong_Type
+    PyTypeObject PyFloat_Type
+    PyObject *PyTuple_Pack(Py_ssize_t n, ...)
     ctypedef struct PyCodeObject:
         PyObject *co_filename
         PyObject *co_name
@@ -45,6 +48,8 @@ cdef extern from "codegen_api.h":
         int compact_above
         int opt
         int hot
+        unsigned int arg_types
+    int PYJION_ARG_INT, PYJION_ARG_FLOAT, PYJION_ARG_TYPE_BITS
     ctypedef struct PyjionCompileResult:
         int result
         PyjionEntry entry
@@ -236,6 +241,23 @@ cdef inline PyjRecord *record_for(PyCodeObject *co) noexcept:
     return rec
 
 
+cdef unsigned int profiled_arg_types(PyjRecord *rec) noexcept:
+    """PyjionCompileOptions.arg_types from the record's type profile: the
+    arguments that were an exact int, or an exact float, every time."""
+    cdef unsigned int bits = 0
+    cdef int a
+    if rec.types == NULL:
+        return 0
+    for a in range(PYJ_PROFILED_ARGS):
+        if rec.types.other[a] or rec.types.seen[a][0] == NULL or rec.types.seen[a][1] != NULL:
+            continue
+        if rec.types.seen[a][0] == &PyLong_Type:
+            bits |= <unsigned int>PYJION_ARG_INT << (PYJION_ARG_TYPE_BITS * a)
+        elif rec.types.seen[a][0] == &PyFloat_Type:
+            bits |= <unsigned int>PYJION_ARG_FLOAT << (PYJION_ARG_TYPE_BITS * a)
+    return bits
+
+
 cdef int compile_code(PyjRecord *rec, PyCodeObject *co) noexcept:
     """Asks the code generator for machine code; returns 1 if the record is now
     compiled. An exception pending here (a frame entered by gen.throw() or
@@ -249,6 +271,7 @@ cdef int compile_code(PyjRecord *rec, PyCodeObject *co) noexcept:
     if rec.view.flags & PYJION_CODE_NO_OPT:
         options.opt = 0   # its optimised code kept leaving: baseline code this time
     options.hot = 1 if rec.hot_samples > 0 else 0
+    options.arg_types = profiled_arg_types(rec)
     memset(&out, 0, sizeof(out))
     rec.view.state = PYJ_COMPILING
     PyErr_Fetch(&et, &ev, &tb)
@@ -261,6 +284,22 @@ cdef int compile_code(PyjRecord *rec, PyCodeObject *co) noexcept:
     return finish_compile(rec, &out, pyj_monotonic() - start)
 
 
+cdef void retire_owner(PyjRecord *rec) noexcept:
+    """Moves the record's machine code to its retired list (a tuple chain)."""
+    cdef PyObject *both
+    if rec.retired == NULL:
+        rec.retired = rec.owner
+    else:
+        both = PyTuple_Pack(2, rec.retired, rec.owner)
+        if both == NULL:
+            PyErr_Clear()       # out of memory: the old code is leaked, never freed early
+            return
+        Py_XDECREF(rec.retired)
+        Py_XDECREF(rec.owner)
+        rec.retired = both
+    rec.owner = NULL
+
+
 cdef int finish_compile(PyjRecord *rec, PyjionCompileResult *out, double seconds) noexcept:
     global g_compiled, g_failed, g_compile_seconds, g_code_bytes, g_instructions, g_interpreted
     g_compile_seconds += seconds
@@ -271,10 +310,10 @@ cdef int finish_compile(PyjRecord *rec, PyjionCompileResult *out, double seconds
         rec.view.entry = out.entry
         rec.osr_entry = out.osr_entry
         if rec.owner != NULL:
-            # A recompile (the optimising tier given up): frames may still run
-            # the old machine code, which lives as long as the record.
-            Py_XDECREF(rec.retired)
-            rec.retired = rec.owner
+            # A recompile (with the profile, or the optimising tier given up):
+            # frames may still run the old machine code, which lives as long
+            # as the record.
+            retire_owner(rec)
         rec.owner = out.owner
         rec.code_size = out.code_size
         rec.tier = out.tier
@@ -400,6 +439,10 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
         rec.hot_samples += 1
         if not force and rec.hot_samples < g_hot_samples + <unsigned int>pyj_code_units(co) // g_units_per_sample:
             return 0
+        if g_pgc and not pyj_code_is_generator(co):
+            # The frame's arguments as they are now: the optimising tier's
+            # profile where the code never ran warm by calls.
+            pyj_record_types(rec, pyj_frame_locals(f), pyj_code_argcount(co))
         compiled = compile_code(rec, co)
     if rec.view.state != PYJ_COMPILED or rec.osr_entry == NULL or rec.owner == NULL:
         return compiled

@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 9
+#define PYJION_CODEGEN_API_VERSION 10
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -47,7 +47,20 @@ typedef struct {
      * often in a long loop that 3.11 never quickens): the optimising tier may
      * compile it on the types it can prove without a profile. */
     int hot;
+    /* The types the hook saw for the first arguments (its type profile), 2
+     * bits per argument, argument i at bits 2i and 2i+1: PYJION_ARG_INT (an
+     * exact int each time), PYJION_ARG_FLOAT (an exact float each time), 0
+     * (anything else, or not seen). The optimising tier takes them for
+     * granted behind a check at entry. */
+    unsigned int arg_types;
 } PyjionCompileOptions;
+
+enum {
+    PYJION_ARG_INT = 1,
+    PYJION_ARG_FLOAT = 2,
+    PYJION_ARG_TYPE_BITS = 2,
+    PYJION_MAX_TYPED_ARGS = 16,
+};
 
 typedef struct {
     int result;              /* PYJION_RESULT_* */

@@ -5,8 +5,10 @@ arguments (+ - * // % / & | ^, unary -, comparisons steering ifs, `for i in
 range(...)` and bounded `while` loops, accumulators). One copy is warmed up
 in the interpreter with one set of argument types (so its sites are
 profiled, as in the default mode) and then compiled by the JIT with the
-tier wherever it unboxes (config(opt="always")); a second copy, warmed up
-the same way, runs on stock CPython. Then both are called with values the
+tier wherever it unboxes (config(opt="always")); every other function is
+warmed up by calls through the JIT's hook instead, so it is compiled on the
+arguments' types the hook saw (checked at entry: exit arg_types). A second
+copy, warmed up the same way, runs on stock CPython. Then both are called with values the
 warm-up never showed: near 2**62 and 2**63, huge ints, bools, NaN, inf,
 -0.0, zero, int and float subclasses with their own operators, None. Every
 call's outcome (result, or exception type, message and traceback) must be
@@ -113,21 +115,35 @@ def arguments(seed, index, kind):
     return warm, calls
 
 
-def check_one(src, kind, warm, calls):
+WARM_CALLS = 40
+
+
+def _warm(fn, warm):
+    for _ in range(WARM_CALLS):
+        try:
+            fn(*warm)
+        except Exception:
+            pass
+
+
+def check_one(src, kind, warm, calls, by_calls=False):
     """(tier of the JIT copy's code, None if it behaved as stock on every call,
-    else a message)."""
+    else a message). by_calls: warmed up under the hook, which profiles the
+    arguments' types, and compiled at the first of `calls`."""
     filename = register_source(src, "numeric")
     fn_jit = make_function(src, filename, "f")
     fn_ref = make_function(src, filename, "f")
+    threshold = WARM_CALLS if by_calls else 0
     with jit_off():
-        for _ in range(40):          # quickened and profiled, as in the default mode
-            for fn in (fn_jit, fn_ref):
-                try:
-                    fn(*warm)
-                except Exception:
-                    pass
+        _warm(fn_ref, warm)
+        if not by_calls:
+            _warm(fn_jit, warm)      # quickened and profiled, as in the default mode
+    if by_calls:
+        with jit_on(threshold):
+            pyjion.config(opt="always")
+            _warm(fn_jit, warm)
     for args in calls:
-        with jit_on():
+        with jit_on(threshold):
             pyjion.config(opt="always")
             got = run_once(fn_jit, args, filename)
         with jit_off():
@@ -160,7 +176,7 @@ def _run_functions(n, seed, keep_going, out, summary):
     for index in range(n):
         src, kind = generate(seed, index)
         warm, calls = arguments(seed, index, kind)
-        tier, message = check_one(src, kind, warm, calls)
+        tier, message = check_one(src, kind, warm, calls, by_calls=index % 2 == 1)
         summary["tier"] += tier == 2
         if message is not None:
             summary["mismatches"].append({"index": index, "source": src, "message": message})

@@ -1,5 +1,6 @@
 """A short run of the numeric fuzzer (tests/fuzz_numeric.py): hot int/float
-loops warmed up with one set of types, compiled by the optimising tier, then
+loops warmed up with one set of types (in the interpreter, or by calls
+through the hook, which profiles the arguments), compiled by the optimising tier, then
 called with values near 2**63, huge ints, bools, NaN/inf/-0.0, zero,
 subclasses and None; every call's outcome equal to stock. `make fuzz` runs
 a longer one (PYJION_FUZZ_NUMERIC_N sets the count here)."""
@@ -16,5 +17,5 @@ def test_numeric_fuzz_matches_stock_call_by_call():
     # The tier compiled (nearly) all of them, and the calls took every kind
     # of exit the fuzzer aims at: the paths out of unboxed code ran.
     assert summary["tier"] >= N * 0.9
-    for name in ("guard_int", "guard_float", "int_overflow", "zero_divisor"):
+    for name in ("guard_int", "guard_float", "int_overflow", "zero_divisor", "arg_types"):
         assert summary["exits"].get(name, 0) > 0, summary["exits"]

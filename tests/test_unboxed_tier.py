@@ -353,3 +353,120 @@ def test_a_list_index_out_of_range_raises_index_error_as_stock():
 def test_a_tuple_where_the_profile_saw_lists_leaves():
     outcomes, info = tier_differential(LIST_ITEMS, [([1, 2, 3], 3)] * 30, [((4, 5, 6), 3)])
     assert info.exits == {"not_list": 1}
+
+
+# Arguments typed by the hook's profile: code warm by calls is compiled on the
+# types its arguments had (checked at entry, exit arg_types); a `while` loop
+# never quickens in 3.11, so without them nothing in it would be typed.
+SCALE = """
+def f(n, x):
+    t = 0.0
+    i = 0
+    while i < n:
+        t = t + x * i
+        i = i + 1
+    return t
+"""
+
+
+def warm_by_calls_differential(src, warm, calls, threshold=20):
+    """Like tier_differential, but warmed up by `threshold` calls through the
+    hook (which records the arguments' types), compiled at the first of `calls`
+    in the default mode (config(opt="auto"))."""
+    fn_jit, fn_ref = fresh_copies(src)
+    filename = fn_jit.__code__.co_filename
+    with jit_on(threshold):
+        for args in warm * threshold:
+            fn_jit(*args)
+        assert pyjion.info(fn_jit).state == "interpreted"
+    outcomes = []
+    for args in calls:
+        with jit_on(threshold):
+            got = run_once(fn_jit, args, filename)
+            info = pyjion.info(fn_jit)
+        with jit_off():
+            want = run_once(fn_ref, args, filename)
+        _compare(got, want, src, args)
+        outcomes.append(want[0])
+    return outcomes, info
+
+
+def test_arguments_profiled_by_calls_type_a_while_loop():
+    from pyjion import _codegen
+    fn = fresh_copies(SCALE, copies=1)[0]
+    lines = _codegen.infer_types(fn.__code__, arg_types=1 | 2 << 2).splitlines()
+    assert lines[0] == "entry checks: n:int x:float"
+    assert "t:float" in lines[-1] and "i:int" in lines[-1]
+    # Without the profile, x * i is anything: t is no float after it.
+    assert "t:float" not in _codegen.infer_types(fn.__code__).splitlines()[-1]
+    outcomes, info = warm_by_calls_differential(SCALE, [(10, 0.5)], [(1000, 0.25), (3, -1.5)])
+    assert info.tier == 2 and info.exits == {}
+    assert outcomes[0] == ("return", ("float", repr(sum(0.25 * i for i in range(1000)))))
+
+
+@pytest.mark.parametrize("odd", [7, 2 ** 70, True, None], ids=["int", "huge", "bool", "none"])
+def test_an_argument_unlike_its_profile_leaves_at_entry(odd):
+    # x was always a float: an int, a bool, None, an int beyond int64 leave
+    # before the first instruction, and the interpreter runs the call.
+    outcomes, info = warm_by_calls_differential(SCALE, [(10, 0.5)], [(30, 0.5), (30, odd)])
+    assert info.tier == 2 and info.exits == {"arg_types": 1}
+    assert outcomes[1][0] == ("raise" if odd is None else "return")
+
+
+def test_an_int_argument_is_checked_to_fit_int64_at_entry():
+    # n was always a small int: two digits pass inline, three through the
+    # runtime; beyond int64 leaves (the loop runs no round for n < 0).
+    calls = [(30, 0.5), (-(2 ** 40), 0.5), (-(2 ** 62), 0.5), (-(2 ** 63), 0.5), (-(2 ** 70), 0.5)]
+    _, info = warm_by_calls_differential(SCALE, [(10, 0.5)], calls)
+    assert info.tier == 2 and info.exits == {"arg_types": 1}
+
+
+def test_an_argument_a_closure_uses_is_never_taken_for_granted():
+    src = """
+def f(n, x):
+    get = lambda: x
+    t = 0.0
+    i = 0
+    while i < n:
+        t = t + x * i
+        i = i + 1
+    return t + get()
+"""
+    from pyjion import _codegen
+    fn = fresh_copies(src, copies=1)[0]
+    first = _codegen.infer_types(fn.__code__, arg_types=1 | 2 << 2).splitlines()[0]
+    assert first == "entry checks: n:int"     # x is a cell
+    warm_by_calls_differential(src, [(10, 0.5)], [(100, 0.5), (5, 2)])
+
+
+def test_a_loop_hot_by_time_is_compiled_on_the_frames_argument_types():
+    # Called once: the sampler compiles it mid-loop (here: one forced
+    # sample in the first loop), on the types the frame's arguments have
+    # then; the frame goes on in machine code from that loop's header.
+    src = """
+from pyjion._eval import _sample_now as sample
+def f(n, x):
+    k = 0
+    while k < 2:
+        if k == 0:
+            sample()
+        k = k + 1
+    t = 0.0
+    for _ in range(3):
+        i = 0
+        while i < n:
+            t = t + x * i
+            i = i + 1
+    return t
+"""
+    fn_jit, fn_ref = fresh_copies(src, name="f")
+    with jit_on(threshold=10 ** 9):
+        got = fn_jit(2000, 0.125)
+        info = pyjion.info(fn_jit)
+    assert got == fn_ref(2000, 0.125)
+    assert info.tier == 2 and info.osr_entries == 1 and info.arg_types == (("int",), ("float",))
+    with jit_on(threshold=10 ** 9):
+        # x an int now: checked at entry; the interpreter runs the call, and
+        # its forced sample's OSR entry checks the loop's types as well.
+        assert fn_jit(10, 3) == fn_ref(10, 3)
+        assert pyjion.info(fn_jit).exits == {"arg_types": 1, "osr_types": 1}

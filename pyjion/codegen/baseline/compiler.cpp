@@ -47,8 +47,12 @@ void Compiler::compile()
     // Speculation wants a profile: by default only code the interpreter
     // quickened (co_warmup reached 0) gets the tier, or code hot by time,
     // where it goes on the types it proves (no site has a profile there).
-    bool profiled = code_->co_warmup == 0 || options_.hot;
-    if (options_.opt && (options_.opt_always || profiled)) tier_ = opt::UnboxedFrame::plan(*this, code_, bytecode_, profiled);
+    // The hook's argument types are a profile too (eager mode's second
+    // compile, code warm by calls).
+    bool profiled = code_->co_warmup == 0 || options_.hot || options_.arg_types != 0;
+    if (options_.opt && (options_.opt_always || profiled)) {
+        tier_ = opt::UnboxedFrame::plan(*this, code_, bytecode_, profiled, options_.arg_types);
+    }
     find_loops();
     compact_ = Py_SIZE(code_) > options_.compact_above;
     entry_ = model::EntryStates(bytecode_, bound_, code_->co_nlocalsplus);
@@ -56,6 +60,7 @@ void Compiler::compile()
     established_ = -1;
     if (options_.record_states) recorded_.assign(instrs.size(), std::string());
     emit_prologue();
+    if (tier_) tier_->emit_entry_checks();
     const Instr *from = nullptr;   // the instruction that falls through to the next one, if any
     for (size_t k = 0; k < instrs.size(); k++) {
         const Instr &ins = instrs[k];

@@ -38,6 +38,8 @@ struct CompileOptions {
     // Hot by time (the sampler's compile): the tier without a profile, on
     // the types it proves (PyjionCompileOptions::hot).
     bool hot = false;
+    // The arguments' types the hook saw (PyjionCompileOptions::arg_types).
+    unsigned arg_types = 0;
     // Keep a description of the frame model at every boundary (recorded_states()).
     bool record_states = false;
 };

@@ -61,4 +61,10 @@ constexpr int8_t kFrameSuspended = FRAME_SUSPENDED;
 
 inline int32_t local_offset(int index) { return kFrameLocalsPlus + 8 * index; }
 
+// A fast local that MAKE_CELL turns into a cell (an argument a closure uses).
+inline bool local_is_cell(PyCodeObject *code, int index)
+{
+    return (_PyLocals_GetKind(code->co_localspluskinds, index) & CO_FAST_CELL) != 0;
+}
+
 }  // namespace pyjion::layout

@@ -1,8 +1,11 @@
 #include "opt/type_infer.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 
+#include "codegen_api.h"
+#include "cpython/frame_layout.h"
 #include "front/number_ops.h"
 #include "front/opcodes.h"
 #include "front/site_profile.h"
@@ -102,9 +105,16 @@ VType top(const AbstractState &s, int n = 0)
 
 }  // namespace
 
-TypeInference::TypeInference(PyCodeObject *code, const Bytecode &bytecode, bool speculate)
+TypeInference::TypeInference(PyCodeObject *code, const Bytecode &bytecode, bool speculate, unsigned arg_types)
     : code_(code), bc_(bytecode), speculate_(speculate)
 {
+    // Only plain arguments: one a closure uses becomes a cell at MAKE_CELL.
+    int nargs = std::min<int>(code->co_argcount + code->co_kwonlyargcount, PYJION_MAX_TYPED_ARGS);
+    for (int a = 0; a < nargs && a < code->co_nlocalsplus; a++) {
+        unsigned t = (arg_types >> (PYJION_ARG_TYPE_BITS * a)) & ((1u << PYJION_ARG_TYPE_BITS) - 1);
+        if ((t != PYJION_ARG_INT && t != PYJION_ARG_FLOAT) || layout::local_is_cell(code, a)) continue;
+        args_.emplace_back(a, t == PYJION_ARG_INT ? VType::kInt : VType::kFloat);
+    }
     size_t n = bc_.instrs().size();
     states_.assign(n, AbstractState());
     reached_.assign(n, false);
@@ -307,6 +317,7 @@ void TypeInference::run()
     if (instrs.empty()) return;
     AbstractState entry;
     entry.locals.assign(code_->co_nlocalsplus, VType::kObject);
+    for (const auto &[local, type] : args_) entry.locals[local] = type;
     flow_into(0, entry);
     while (!work_.empty()) {
         int k = work_.back();
@@ -356,6 +367,14 @@ std::string TypeInference::describe() const
     std::string out;
     const auto &instrs = bc_.instrs();
     PyObject *names = code_->co_localsplusnames;
+    if (!args_.empty()) {
+        out += "entry checks:";
+        for (const auto &[local, type] : args_) {
+            PyObject *n = PyTuple_GetItem(names, local);
+            out += std::string(" ") + (n ? PyUnicode_AsUTF8(n) : "?") + ":" + vtype_name(type);
+        }
+        out += "\n";
+    }
     for (size_t k = 0; k < instrs.size(); k++) {
         const Instr &ins = instrs[k];
         char head[96];

@@ -14,6 +14,7 @@
 
 #include <Python.h>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "front/bytecode.h"
@@ -63,7 +64,10 @@ public:
     // speculate: a float operand may let an operand of unknown type be any
     // number behind a guard (code that ran warm in the interpreter, or that
     // the sampler found hot; not code compiled at its first call).
-    TypeInference(PyCodeObject *code, const Bytecode &bytecode, bool speculate);
+    // arg_types: the arguments' types the hook saw (PyjionCompileOptions::
+    // arg_types), taken as the entry's types; the machine code checks them
+    // at entry (speculated_args()).
+    TypeInference(PyCodeObject *code, const Bytecode &bytecode, bool speculate, unsigned arg_types = 0);
 
     // The state before instruction number k; nullptr where k is not reached.
     const AbstractState *state_at(int k) const
@@ -73,6 +77,8 @@ public:
     const Decision &decision(int k) const { return decisions_[k]; }
     // Some instruction runs on unboxed values: the tier has something to do.
     bool unboxes_anything() const { return unboxes_; }
+    // The arguments taken to be an int or a float at entry: (local, type).
+    const std::vector<std::pair<int, VType>> &speculated_args() const { return args_; }
 
     // One line per instruction: offset, opcode, decision, the typed locals and the stack.
     std::string describe() const;
@@ -92,6 +98,7 @@ private:
     std::vector<bool> queued_;
     bool unboxes_ = false;
     bool speculate_;
+    std::vector<std::pair<int, VType>> args_;
 };
 
 }  // namespace pyjion::opt

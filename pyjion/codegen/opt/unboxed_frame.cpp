@@ -1,5 +1,6 @@
 #include "opt/unboxed_frame.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "baseline/compiler.h"
@@ -31,10 +32,10 @@ SlotKind kind_for(VType t)
 }  // namespace
 
 std::unique_ptr<UnboxedFrame> UnboxedFrame::plan(Compiler &c, PyCodeObject *code, const Bytecode &bytecode,
-                                                 bool speculate)
+                                                 bool speculate, unsigned arg_types)
 {
     if (code->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)) return nullptr;
-    auto types = std::make_unique<TypeInference>(code, bytecode, speculate);
+    auto types = std::make_unique<TypeInference>(code, bytecode, speculate, arg_types);
     if (!types->unboxes_anything()) return nullptr;
     auto frame = std::make_unique<UnboxedFrame>(c, code, bytecode, std::move(types));
     if (frame->shadow_bytes() > kMaxShadowSlots * 8) return nullptr;
@@ -71,6 +72,16 @@ UnboxedFrame::UnboxedFrame(Compiler &c, PyCodeObject *code, const Bytecode &byte
     }
     shadow_bytes_ = (n + 1) / 2 * 16;
     exits_ = c_.new_site_data<ExitCounts>();
+    // Loop depth: the instructions between a backward jump and its target.
+    const auto &instrs = bc_.instrs();
+    std::vector<int> depth(instrs.size(), 0);
+    for (size_t k = 0; k < instrs.size(); k++) {
+        int t = instrs[k].target >= 0 ? bc_.instr_at(instrs[k].target) : -1;
+        if (t < 0 || t > static_cast<int>(k)) continue;
+        for (size_t i = static_cast<size_t>(t); i <= k; i++) depth[i]++;
+    }
+    weight_.resize(instrs.size());
+    for (size_t k = 0; k < instrs.size(); k++) weight_[k] = int64_t{1} << (3 * std::min(depth[k], 3));
 }
 
 x86::Mem UnboxedFrame::shadow(int slot) const
@@ -142,6 +153,36 @@ Label UnboxedFrame::osr_target(int k)
         count_exit(e, unboxed::kExitOsrTypes);
         a.jmp(c_.tracing_exit(start, depth));
     });
+}
+
+void UnboxedFrame::emit_entry_checks()
+{
+    const auto &args = types_->speculated_args();
+    if (args.empty()) return;
+    auto &a = c_.as();
+    auto &em = c_.em();
+    Label fail = exit(unboxed::kExitArgTypes, 0, 0);
+    for (const auto &[local, type] : args) {
+        a.mov(x86::rdi, frame_slot(local));   // bound: every argument is at entry
+        em.load_address(x86::rax, type == VType::kInt ? &PyLong_Type : &PyFloat_Type);
+        a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
+        a.jne(fail);
+        if (type != VType::kInt) continue;
+        // At most two digits (60 bits) fit; longer ones are asked.
+        Label big = a.newLabel(), fits = a.newLabel();
+        a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));
+        a.lea(x86::rax, x86::ptr(x86::rcx, 2));
+        a.cmp(x86::rax, 4);
+        a.ja(big);
+        em.out_of_line([&] {
+            a.bind(big);
+            em.call<&unboxed::long_to_int64>(InReg(), Lea(x86::ptr(x86::rsp, shadow_bytes_)));
+            a.test(x86::eax, x86::eax);
+            a.jnz(fail);
+            a.jmp(fits);
+        });
+        a.bind(fits);
+    }
 }
 
 void UnboxedFrame::count_exit(Emitter &e, int kind)
@@ -295,7 +336,7 @@ void UnboxedFrame::emit_moves(const unboxed::MovePlan &plan, int unit, int depth
 void UnboxedFrame::count_moves(const unboxed::MovePlan &plan)
 {
     for (const unboxed::SlotMove &m : plan) {
-        move_cost_ += (m.op == unboxed::kBoxFloat || m.op == unboxed::kUnboxFloat) ? 4 : 1;
+        move_cost_ += ((m.op == unboxed::kBoxFloat || m.op == unboxed::kUnboxFloat) ? 4 : 1) * weight_[cur_k_];
     }
 }
 
@@ -457,11 +498,11 @@ bool UnboxedFrame::emit(int k)
     case BINARY_OP:
         if (types_->decision(k).kind == OpKind::kIntArith) done = emit_int_arith(k);
         if (types_->decision(k).kind == OpKind::kFloatArith) done = emit_float_arith(k);
-        unboxed_ops_ += done;
+        unboxed_ops_ += done * weight_[k];
         break;
-    case UNARY_NEGATIVE: done = emit_negative(k); unboxed_ops_ += done; break;
-    case COMPARE_OP: done = emit_compare(k); unboxed_ops_ += done; break;
-    case FOR_ITER: done = emit_for_iter(k); unboxed_ops_ += done; break;
+    case UNARY_NEGATIVE: done = emit_negative(k); unboxed_ops_ += done * weight_[k]; break;
+    case COMPARE_OP: done = emit_compare(k); unboxed_ops_ += done * weight_[k]; break;
+    case FOR_ITER: done = emit_for_iter(k); unboxed_ops_ += done * weight_[k]; break;
     case BINARY_SUBSCR: done = emit_list_item(k); break;   // saves an index box at most: not counted
     case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT: done = emit_jump(k); break;
     default: break;

@@ -52,13 +52,17 @@ public:
     // The tier for `code`, or nullptr where it has nothing to do (no site on
     // unboxed values, a generator or coroutine, too many slots to shadow).
     static std::unique_ptr<UnboxedFrame> plan(Compiler &c, PyCodeObject *code, const Bytecode &bytecode,
-                                              bool speculate);
+                                              bool speculate, unsigned arg_types);
     UnboxedFrame(Compiler &c, PyCodeObject *code, const Bytecode &bytecode, std::unique_ptr<TypeInference> types);
 
     // Bytes the prologue reserves below the pad for the shadow slots (a multiple of 16).
     int shadow_bytes() const { return shadow_bytes_; }
     ExitCounts *exit_counts() const { return exits_; }
 
+    // At the function's entry (not the OSR entry's): the arguments the types
+    // take to be ints or floats are checked; if one is not, the interpreter
+    // runs the call (exit arg_types).
+    void emit_entry_checks();
     // Before instruction k's label, when the code before falls into it.
     void fall_into(int k);
     // At instruction k's boundary (reachable): the representation there.
@@ -85,7 +89,9 @@ public:
     // frame and the shadow slots on the paths that run (exits and the eval
     // breaker's not counted; a float's box is an allocation, weighed 4, an
     // int's mostly the small-int cache, 1) come to at most 2.5 per unboxed
-    // operation (arithmetic, comparisons, range steps). Measured on
+    // operation (arithmetic, comparisons, range steps). Both are weighed by
+    // how deep in loops they sit (8 per level): the conversions before and
+    // after a loop run once, what is inside it every iteration. Measured on
     // bench/: code where a few operations unbox amid generic ones loses to
     // the baseline's inline fast paths.
     bool pays() const
@@ -154,8 +160,10 @@ private:
     int cur_k_ = 0;
     bool fused_ = false;
     bool in_baseline_ = false;
-    int unboxed_ops_ = 0;   // arithmetic, comparisons and range steps emitted unboxed
-    int move_cost_ = 0;     // weighed moves emitted where they run (box_everything, edges, fallthroughs)
+    // Per instruction: 8 to the power of the loops around it (at most 3).
+    std::vector<int64_t> weight_;
+    int64_t unboxed_ops_ = 0;   // arithmetic, comparisons and range steps emitted unboxed, weighed
+    int64_t move_cost_ = 0;     // weighed moves emitted where they run (box_everything, edges, fallthroughs)
     ExitCounts *exits_ = nullptr;
 };
 

@@ -22,6 +22,7 @@ const char *exit_name(int kind)
     case kExitTracing: return "tracing";
     case kExitOsrTypes: return "osr_types";
     case kExitNotList: return "not_list";
+    case kExitArgTypes: return "arg_types";
     default: return "?";
     }
 }

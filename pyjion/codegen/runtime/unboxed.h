@@ -22,6 +22,7 @@ enum ExitKind : int {
     kExitTracing,       // tracing or profiling started while values were unboxed
     kExitOsrTypes,      // an interpreted frame's values at a loop header were not the types compiled for
     kExitNotList,       // a subscript the profile said was of a list was not, or its index out of range
+    kExitArgTypes,      // an argument the hook's profile said was an int (int64-sized) or a float was not
     kExitKinds
 };
 const char *exit_name(int kind);
