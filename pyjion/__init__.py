@@ -65,6 +65,12 @@ class JitInfo:
     def __repr__(self):
         return "JitInfo(%s)" % ", ".join("%s=%r" % (n, getattr(self, n)) for n in self.__slots__)
 
+    def __getitem__(self, name):
+        # Pyjion's older API returned a dict: info(f)["pgc"] still works.
+        if name not in self.__slots__:
+            raise KeyError(name)
+        return getattr(self, name)
+
 
 def _code_of(f):
     if isinstance(f, types.CodeType):
@@ -141,10 +147,7 @@ def info(f):
     rec = _eval.record_info(_code_of(f))
     state = rec["state"]
     settings = _eval.get_config()
-    if rec["type_samples"] == 0:
-        pgc = 0
-    else:
-        pgc = 2 if state == "compiled" else 1
+    pgc = rec["pgc"]
     results = _compilation_result()
     try:
         result = results(rec["result"])

@@ -49,6 +49,7 @@ int capsule_compile(PyObject *code, const PyjionCompileOptions *options, PyjionC
         opts.opt_always = options != nullptr && options->opt == 2;
         opts.hot = options != nullptr && options->hot != 0;
         opts.arg_types = options != nullptr ? options->arg_types : 0;
+        opts.resume_anywhere = options != nullptr && options->fallback != 0;
         opts.dump_asm = g_dump_asm ? &g_dump_asm_path : nullptr;
         std::unique_ptr<CompiledCode> compiled = pyjion::compile_code(reinterpret_cast<PyCodeObject *>(code), opts);
         out->entry = reinterpret_cast<PyjionEntry>(compiled->entry());

@@ -41,6 +41,8 @@ cdef extern from "codegen_api.h":
         int state
         int flags
         PyjionEntry entry
+        PyjionEntry fallback
+        PyjionEntry fallback_resume
     int PYJION_CODE_NO_OPT
     ctypedef struct PyjionCompileOptions:
         int debug
@@ -49,6 +51,7 @@ cdef extern from "codegen_api.h":
         int opt
         int hot
         unsigned int arg_types
+        int fallback
     int PYJION_ARG_INT, PYJION_ARG_FLOAT, PYJION_ARG_TYPE_BITS
     ctypedef struct PyjionCompileResult:
         int result
@@ -101,7 +104,7 @@ cdef extern from "cstack_guard.h":
     int pyj_cstack_exhausted() noexcept
 
 cdef extern from "record.h":
-    int PYJ_INTERPRETED, PYJ_COMPILING, PYJ_COMPILED, PYJ_FAILED
+    int PYJ_INTERPRETED, PYJ_COMPILING, PYJ_COMPILED, PYJ_FAILED, PYJ_PROFILING
     int PYJ_PROFILED_ARGS, PYJ_TYPES_PER_ARG
     ctypedef struct PyjTypeProfile:
         PyTypeObject *seen[6][4]
@@ -121,6 +124,7 @@ cdef extern from "record.h":
         PyObject *retired
         PyObject *reason
         Py_ssize_t code_size
+        Py_ssize_t fallback_size
         PyjTypeProfile *types
         PyjProfile prof
         PyjionEntry osr_entry
@@ -209,6 +213,7 @@ cdef PyjionCodegenAPI *g_codegen = NULL
 
 # ---- JIT statistics ---------------------------------------------------------
 cdef Py_ssize_t g_compiled = 0
+cdef Py_ssize_t g_recompiled = 0     # compiled again (eager mode's profile, the tier given up)
 cdef Py_ssize_t g_failed = 0
 cdef double g_compile_seconds = 0.0
 cdef Py_ssize_t g_code_bytes = 0
@@ -280,28 +285,59 @@ cdef int compile_code(PyjRecord *rec, PyCodeObject *co) noexcept:
         PyErr_Clear()
         out.result = PYJION_RESULT_COMPILER_ERROR
         out.reason = NULL
+    if out.entry != NULL and out.tier == 2 and rec.view.fallback == NULL:
+        compile_fallback(rec, co, options)
     PyErr_Restore(et, ev, tb)
     return finish_compile(rec, &out, pyj_monotonic() - start)
 
 
-cdef void retire_owner(PyjRecord *rec) noexcept:
-    """Moves the record's machine code to its retired list (a tuple chain)."""
+cdef void compile_fallback(PyjRecord *rec, PyCodeObject *co, PyjionCompileOptions options) noexcept:
+    """Baseline code where the optimising tier's code goes on when it cannot
+    (PyjionCodeView.fallback: calls whose arguments fail its entry checks;
+    fallback_resume: frames its side exits leave), kept as long as the
+    record. Without it (it did not compile) the interpreter runs those."""
+    global g_code_bytes
+    cdef PyjionCompileResult fb
+    memset(&fb, 0, sizeof(fb))
+    options.opt = 0
+    options.arg_types = 0
+    options.fallback = 1
+    if g_codegen.compile(<PyObject *>co, &options, &fb) < 0:
+        PyErr_Clear()
+        return
+    Py_XDECREF(fb.reason)
+    if fb.entry != NULL and fb.owner != NULL and keep_alive(rec, fb.owner):
+        rec.view.fallback = fb.entry
+        rec.view.fallback_resume = fb.osr_entry
+        rec.fallback_size = fb.code_size
+        g_code_bytes += fb.code_size
+
+
+cdef bint keep_alive(PyjRecord *rec, PyObject *owner) noexcept:
+    """Adds machine code (its owner, a reference the record takes over) to the
+    record's retired chain: frames may run it until the record goes."""
     cdef PyObject *both
     if rec.retired == NULL:
-        rec.retired = rec.owner
-    else:
-        both = PyTuple_Pack(2, rec.retired, rec.owner)
-        if both == NULL:
-            PyErr_Clear()       # out of memory: the old code is leaked, never freed early
-            return
-        Py_XDECREF(rec.retired)
-        Py_XDECREF(rec.owner)
-        rec.retired = both
+        rec.retired = owner
+        return True
+    both = PyTuple_Pack(2, rec.retired, owner)
+    if both == NULL:
+        PyErr_Clear()       # out of memory: the code is leaked, never freed early
+        return False
+    Py_XDECREF(rec.retired)
+    Py_XDECREF(owner)
+    rec.retired = both
+    return True
+
+
+cdef void retire_owner(PyjRecord *rec) noexcept:
+    """Moves the record's machine code to its retired chain."""
+    keep_alive(rec, rec.owner)
     rec.owner = NULL
 
 
 cdef int finish_compile(PyjRecord *rec, PyjionCompileResult *out, double seconds) noexcept:
-    global g_compiled, g_failed, g_compile_seconds, g_code_bytes, g_instructions, g_interpreted
+    global g_compiled, g_recompiled, g_failed, g_compile_seconds, g_code_bytes, g_instructions, g_interpreted
     g_compile_seconds += seconds
     rec.result = out.result
     if rec.stats_gen == g_generation:
@@ -312,13 +348,15 @@ cdef int finish_compile(PyjRecord *rec, PyjionCompileResult *out, double seconds
         if rec.owner != NULL:
             # A recompile (with the profile, or the optimising tier given up):
             # frames may still run the old machine code, which lives as long
-            # as the record.
+            # as the record. Counted apart: "compiled" counts code objects.
             retire_owner(rec)
+            g_recompiled += 1
+        else:
+            g_compiled += 1
         rec.owner = out.owner
         rec.code_size = out.code_size
         rec.tier = out.tier
         rec.view.state = PYJ_COMPILED
-        g_compiled += 1
         g_code_bytes += out.code_size
         g_instructions += out.instructions
         return 1
@@ -339,22 +377,49 @@ cdef inline PyObject *run_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
                                 PyjRecord *rec, PyCodeObject *co) noexcept:
     # The call that merely creates a generator always runs in the interpreter;
     # machine code takes over at its resumes (throw() included).
+    cdef bint unprofiled
     if rec.view.state == PYJ_COMPILED:
         if not pyj_tracing(ts) and not pyj_frame_creates_generator(f):
             return pyj_enter_compiled(ts, f, throwflag, rec)
+    elif rec.view.state == PYJ_PROFILING:
+        if not pyj_tracing(ts):
+            profile_and_recompile(rec, co, f)
+            if rec.view.state == PYJ_COMPILED:
+                return pyj_enter_compiled(ts, f, throwflag, rec)
     elif rec.view.state == PYJ_INTERPRETED:
         pyj_record_warm_now(rec)   # also lets the C entry take its next calls
         if not g_jit or pyj_tracing(ts):
             return pyj_interpret_with(ts, f, throwflag, rec)
         rec.warmth += 1
         if rec.warmth > g_threshold:
+            # Eager mode: compiled before any call was profiled. This call is
+            # the profiled one; the next is compiled with its profile.
+            unprofiled = g_pgc and rec.types == NULL and not pyj_code_is_generator(co)
             if compile_code(rec, co) and not pyj_frame_creates_generator(f):
+                if unprofiled:
+                    pyj_record_types(rec, pyj_frame_locals(f), pyj_code_argcount(co))
+                    rec.view.state = PYJ_PROFILING
                 return pyj_enter_compiled(ts, f, throwflag, rec)
         elif g_pgc and rec.warmth * 2 > g_threshold and not pyj_frame_is_resume(f):
             # Types are recorded in the second half of the warm-up only: code
             # that never gets warm keeps no profile.
             pyj_record_types(rec, pyj_frame_locals(f), pyj_code_argcount(co))
     return pyj_interpret_with(ts, f, throwflag, rec)
+
+
+cdef void profile_and_recompile(PyjRecord *rec, PyCodeObject *co, PyjFrame *f) noexcept:
+    """Replaces the machine code of a PROFILING record: the optimising tier's
+    given up (baseline code now), or eager mode's first (this call is
+    profiled, and the code compiled again with the arguments' types; where
+    the profile types no argument the compile would make the same code,
+    which stays)."""
+    if not rec.view.flags & PYJION_CODE_NO_OPT:
+        pyj_record_types(rec, pyj_frame_locals(f), pyj_code_argcount(co))
+        if profiled_arg_types(rec) == 0:
+            rec.view.state = PYJ_COMPILED
+            return
+    if not compile_code(rec, co) and rec.owner != NULL:
+        rec.view.state = PYJ_COMPILED   # the code it has stays (it compiled once)
 
 
 cdef PyObject *profiled_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
@@ -744,7 +809,7 @@ cdef PyjRecord *existing_record(code) except? NULL:
     return <PyjRecord *>pyj_code_extra(<PyCodeObject *><PyObject *>code, g_extra_index)
 
 
-_STATE_NAMES = ("interpreted", "compiling", "compiled", "failed")
+_STATE_NAMES = ("interpreted", "compiling", "compiled", "failed", "compiled")
 
 
 def record_info(code):
@@ -753,13 +818,19 @@ def record_info(code):
     cdef int a, t
     info = {"calls": 0, "state": "interpreted", "tier": 0, "result": 0, "reason": None,
             "code_size": 0, "arg_types": (), "type_samples": 0, "owner": None, "opt_given_up": False,
-            "samples": 0, "osr_entries": 0}
+            "samples": 0, "osr_entries": 0, "pgc": 0, "fallback": False, "fallback_size": 0}
     if rec == NULL:
         return info
     info["calls"] = rec.view.calls
     info["samples"] = rec.samples
     info["osr_entries"] = rec.osr_entries
+    info["fallback"] = rec.view.fallback != NULL
+    info["fallback_size"] = rec.fallback_size
     info["state"] = _STATE_NAMES[rec.view.state]
+    # Pyjion 2.0's profile-guided stages: 1 once a call was profiled, 2 once
+    # compiled with the profile.
+    if rec.types != NULL and rec.types.samples > 0:
+        info["pgc"] = 2 if rec.view.state == PYJ_COMPILED else 1
     info["tier"] = rec.tier
     info["opt_given_up"] = bool(rec.view.flags & PYJION_CODE_NO_OPT)
     info["result"] = rec.result
@@ -784,7 +855,7 @@ def record_info(code):
 
 
 def jit_stats():
-    return {"compiled": g_compiled, "failed": g_failed, "failed_reasons": dict(g_failed_reasons),
+    return {"compiled": g_compiled, "recompiled": g_recompiled, "failed": g_failed, "failed_reasons": dict(g_failed_reasons),
             "compile_time_s": g_compile_seconds, "code_bytes": g_code_bytes,
             "instructions": g_instructions, "interpreted": g_interpreted,
             "samples": g_samples, "osr_traps": pyj_tier.traps, "osr_entries": pyj_tier.osr_entries,
@@ -866,7 +937,7 @@ cdef merge_entries(dict into, dict other):
 
 def reset_stats():
     """Forgets all profiler data and JIT statistics (machine code stays)."""
-    global g_generation, g_profiled, g_compiled, g_failed, g_compile_seconds, g_code_bytes, g_instructions
+    global g_generation, g_profiled, g_compiled, g_recompiled, g_failed, g_compile_seconds, g_code_bytes, g_instructions
     global g_tsc0, g_clock0, g_interpreted, g_samples
     cdef PyjRecord *rec
     g_generation += 1
@@ -875,7 +946,7 @@ def reset_stats():
         if rec != NULL:
             pyj_profile_clear(&rec.prof)
     g_profiled = []
-    g_compiled = g_failed = g_code_bytes = g_instructions = g_interpreted = 0
+    g_compiled = g_recompiled = g_failed = g_code_bytes = g_instructions = g_interpreted = 0
     g_samples = 0
     pyj_tier.osr_entries = pyj_tier.traps = 0
     g_compile_seconds = 0.0

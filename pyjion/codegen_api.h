@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 10
+#define PYJION_CODEGEN_API_VERSION 11
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -53,6 +53,10 @@ typedef struct {
      * (anything else, or not seen). The optimising tier takes them for
      * granted behind a check at entry. */
     unsigned int arg_types;
+    /* Baseline code that the optimising tier's code of the same code object
+     * falls back to (PyjionCodeView.fallback): its osr_entry takes any code
+     * unit where an instruction starts, not only loop headers. */
+    int fallback;
 } PyjionCompileOptions;
 
 enum {
@@ -86,13 +90,20 @@ enum {
     PYJION_CODE_COMPILING = 1,
     PYJION_CODE_COMPILED = 2,
     PYJION_CODE_FAILED = 3,
+    /* Machine code to be replaced at the next call the hook sees (direct
+     * calls go through the hook): code compiled before any profile (eager
+     * mode's first call), compiled again with the next call's profile
+     * (Pyjion 2.0's profile-guided stages, info(f).pgc 1 -> 2); or the
+     * optimising tier's code given up (PYJION_CODE_NO_OPT), compiled again
+     * as baseline code. */
+    PYJION_CODE_PROFILING = 4,
 };
 
 /* PyjionCodeView.flags */
 enum {
-    /* The optimising tier's code took too many side exits: the code goes
-     * back to the interpreter's warm-up, and its next compile is baseline
-     * code (runtime/unboxed.cpp, retire). */
+    /* The optimising tier's code took too many side exits: its next
+     * compile, at its next call, is baseline code (runtime/unboxed.cpp,
+     * retire). */
     PYJION_CODE_NO_OPT = 1,
 };
 
@@ -101,6 +112,13 @@ typedef struct {
     int state;                /* PYJION_CODE_* */
     int flags;                /* PYJION_CODE_NO_OPT */
     PyjionEntry entry;        /* the machine code's entry while state is COMPILED */
+    /* Baseline code of the same code object (PyjionCompileOptions.fallback),
+     * where the optimising tier's code goes on when it cannot: `fallback`
+     * runs the calls whose arguments fail its entry checks, `fallback_resume`
+     * (an OSR-style entry: ts, frame, code unit) the frames a side exit
+     * leaves at an instruction. NULL: the interpreter does. */
+    PyjionEntry fallback;
+    PyjionEntry fallback_resume;
 } PyjionCodeView;
 
 /* What machine code needs to know of the hook to call compiled code directly

@@ -14,6 +14,7 @@ enum {
     PYJ_COMPILING = PYJION_CODE_COMPILING,
     PYJ_COMPILED = PYJION_CODE_COMPILED,
     PYJ_FAILED = PYJION_CODE_FAILED,
+    PYJ_PROFILING = PYJION_CODE_PROFILING,
 };
 
 /* Type profile: the types seen for the first arguments while the code ran in
@@ -54,6 +55,7 @@ typedef struct {
     PyObject *retired;
     PyObject *reason;         /* str: why compiling failed */
     Py_ssize_t code_size;
+    Py_ssize_t fallback_size;  /* bytes of the baseline fallback (PyjionCodeView.fallback) */
     PyjTypeProfile *types;    /* NULL until the first profiled call */
     PyjProfile prof;
     /* Tiering (tiering.h); machine code reads none of these. */

@@ -12,6 +12,7 @@ import sys
 import pytest
 
 import pyjion
+from pyjion import _eval
 from jitcheck import _compare, fresh_copies, jit_off, jit_on, register_source, run_once
 
 
@@ -105,8 +106,9 @@ def f(n, k):
 def test_big_int_arguments_beyond_two_digits_and_beyond_int64():
     calls = [(50, 2 ** 40), (50, -(2 ** 45)), (50, 2 ** 61 // 50), (3, 2 ** 70)]
     outcomes, info = tier_differential(SUM_SQUARES, [(10, 3)] * 30, calls)
-    assert info.exits["guard_int"] == 1   # 2**70 does not fit int64: the guard leaves
-    assert info.exits["int_overflow"] == 1   # the third call's sum passes 2**63
+    # From the second call on, the code compiled with the first call's
+    # profile (ints) checks them at entry: 2**70 does not fit int64.
+    assert info.exits == {"arg_types": 1, "int_overflow": 1}   # the third call's sum passes 2**63
 
 
 FLOOR = """
@@ -166,9 +168,12 @@ def f(xs, d):
         acc = acc + x / d
     return acc
 """
+    before = pyjion.stats()["jit"]["exits"]["zero_divisor"]
     outcomes, info = tier_differential(src, [([1.0, 2.0], 2.0)] * 30, [([1.0], 0.0), ([1.0], -0.0)])
     assert [o[0] for o in outcomes] == ["raise", "raise"]
-    assert info.exits == {"zero_divisor": 2}
+    # one in the first call's code, one in the code compiled with its profile
+    assert info.exits == {"zero_divisor": 1}
+    assert pyjion.stats()["jit"]["exits"]["zero_divisor"] - before == 2
 
 
 def test_comparisons_of_floats_with_nan_and_ints():
@@ -316,13 +321,16 @@ def test_code_that_keeps_leaving_is_recompiled_as_baseline_code():
     with jit_off():
         for _ in range(30):
             fn_jit(10, 3)
+    # k an int and a float by turns: the profile of the arguments types
+    # nothing, the site's says int, and every float call fails its guard.
+    ks = [2.5 + k if k % 2 else k for k in range(200)]
     got = []
     with tier_on():
-        for k in range(100):
-            got.append(fn_jit(10, 2.5 + k))   # floats: the int guard fails every time
+        for k in ks:
+            got.append(fn_jit(10, k))
         info = pyjion.info(fn_jit)
     with jit_off():
-        want = [fn_ref(10, 2.5 + k) for k in range(100)]
+        want = [fn_ref(10, k) for k in ks]
     assert got == want
     assert info.opt_given_up and info.compiled and info.tier == 1
     assert pyjion.stats()["jit"]["exits"]["guard_int"] >= 64
@@ -369,15 +377,22 @@ def f(n, x):
 """
 
 
-def warm_by_calls_differential(src, warm, calls, threshold=20):
+LAST_JIT_COPY = []   # the function warm_by_calls_differential last made
+
+
+def warm_by_calls_differential(src, warm, calls, threshold=20, name=None):
     """Like tier_differential, but warmed up by `threshold` calls through the
     hook (which records the arguments' types), compiled at the first of `calls`
     in the default mode (config(opt="auto"))."""
-    fn_jit, fn_ref = fresh_copies(src)
+    fn_jit, fn_ref = fresh_copies(src, name=name)
+    LAST_JIT_COPY[:] = [fn_jit]
     filename = fn_jit.__code__.co_filename
     with jit_on(threshold):
         for args in warm * threshold:
-            fn_jit(*args)
+            try:
+                fn_jit(*args)
+            except Exception:
+                pass
         assert pyjion.info(fn_jit).state == "interpreted"
     outcomes = []
     for args in calls:
@@ -466,7 +481,34 @@ def f(n, x):
     assert got == fn_ref(2000, 0.125)
     assert info.tier == 2 and info.osr_entries == 1 and info.arg_types == (("int",), ("float",))
     with jit_on(threshold=10 ** 9):
-        # x an int now: checked at entry; the interpreter runs the call, and
-        # its forced sample's OSR entry checks the loop's types as well.
+        # x an int now: checked at entry; the baseline fallback runs the call
         assert fn_jit(10, 3) == fn_ref(10, 3)
-        assert pyjion.info(fn_jit).exits == {"arg_types": 1, "osr_types": 1}
+        assert pyjion.info(fn_jit).exits == {"arg_types": 1}
+        assert _eval.record_info(fn_jit.__code__)["fallback"]
+
+
+# Side exits go on in the code's baseline fallback (compiled with the tier's
+# code), which keeps the frame as CPython's interpreter does when it inlines
+# Python calls (the hook's interpreter does not): a traceback through a call
+# made after an exit has stock's tb_lasti, not the CALL's own offset.
+AFTER_EXIT = """
+def boom(x):
+    raise ValueError(x)
+
+def f(n, k):
+    t = 0
+    for i in range(n):
+        t += i * k
+    boom(t)
+"""
+
+
+@pytest.mark.parametrize("k", [2 ** 61, 2.5], ids=["int_overflow", "guard_int"])
+def test_after_a_side_exit_the_call_goes_on_in_baseline_code(k):
+    # n and k were ints; k is checked at entry (an int beyond int64 or a
+    # float leaves there), the loop's sum overflows int64 mid-loop.
+    calls = [(10, 3), (10, 3), (10, k)]
+    outcomes, info = warm_by_calls_differential(AFTER_EXIT, [(10, 3)], calls, name="f")
+    assert [o[0] for o in outcomes] == ["raise"] * 3      # compared with stock, tb_lasti included
+    assert info.tier == 2 and info.exits == ({"int_overflow": 1} if isinstance(k, int) else {"arg_types": 1})
+    assert _eval.record_info(LAST_JIT_COPY[0].__code__)["fallback"]

@@ -120,7 +120,7 @@ std::unique_ptr<CompiledCode> compile_once(PyCodeObject *code, const CompileOpti
     auto compiled = std::make_unique<CompiledCode>(entry, size, std::move(marks), std::move(calls),
                                                    compiler.take_site_data());
     if (const auto *exits = compiler.exit_counts()) compiled->set_exit_counts(exits);
-    if (!compiler.loops().empty()) {
+    if (!compiler.loops().empty() || options.resume_anywhere) {
         std::vector<OsrLoop> loops;
         for (const LoopHeader &l : compiler.loops()) loops.push_back(OsrLoop{l.header, l.end, l.depth});
         void *osr = static_cast<char *>(entry) + holder.labelOffsetFromBase(compiler.osr_entry());

@@ -7,6 +7,7 @@
 #include "cpython/interp_state.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_slots.h"
+#include "runtime/unboxed.h"
 #include "baseline/specialize.h"
 
 namespace pyjion {
@@ -34,6 +35,7 @@ void Compiler::compile()
     const auto &instrs = bytecode_.instrs();
     labels_.clear();
     for (size_t k = 0; k < instrs.size(); k++) labels_.push_back(a.newLabel());
+    fused_into_previous_.assign(instrs.size(), false);
     exit_return_ = a.newLabel();
     exit_error_ = a.newLabel();
     exit_unlinked_ = a.newLabel();
@@ -86,6 +88,7 @@ void Compiler::compile()
         if (fused_next_) {
             // The visitor also implemented the next instruction (e.g. COMPARE_OP + POP_JUMP).
             last = &instrs[++k];
+            fused_into_previous_[k] = true;
             a.bind(labels_[k]);
             boundaries_.push_back(BoundaryMark{last->offset(), last->opcode, last->oparg, labels_[k]});
             if (a.logger() != nullptr) comment_boundary(*last);
@@ -212,17 +215,42 @@ void Compiler::emit_tracing_check_at(int start, int depth)
 // Where to jump once tracing is found on, to go on at `start` with `depth`
 // values on the stack in the interpreter: a stub of its own that says where,
 // then the shared hand-off.
+// What every hand-over of the frame does first (rax: its prev_instr): the
+// frame unlinked and the recursion level given back, as at a return, and
+// the warm-up count passed on.
+void Compiler::emit_handoff_prologue(Emitter &e)
+{
+    auto &a = e.as();
+    a.mov(Emitter::frame_q(layout::kFramePrevInstr), x86::rax);
+    a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
+    a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
+    a.mov(x86::rax, Emitter::frame_q(layout::kFramePrevious));
+    a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
+    e.call<&rt::pyj_rt_sync_warmup>(Lea(Emitter::frame_address()), warmup_);
+}
+
+Label Compiler::entry_fallback()
+{
+    if (!entry_fallback_.isValid()) {
+        entry_fallback_ = em_.cold([this](Emitter &e) {
+            auto &a = e.as();
+            a.mov(Emitter::frame_d(layout::kFrameStackTop), code_->co_nlocalsplus);
+            a.lea(x86::rax, x86::ptr(Emitter::first_instr, -2));   // as a frame no instruction ran in
+            emit_handoff_prologue(e);
+            e.call<&unboxed::enter_fallback>(Emitter::tstate, Lea(Emitter::frame_address()));
+            a.mov(x86::r14, x86::rax);
+            a.jmp(exit_restore_);
+        });
+    }
+    return entry_fallback_;
+}
+
 Label Compiler::tracing_exit(int start, int depth)
 {
     if (!tracing_handoff_.isValid()) {
         tracing_handoff_ = em_.cold([this](Emitter &e) {
             auto &a = e.as();
-            a.mov(Emitter::frame_q(layout::kFramePrevInstr), x86::rax);
-            a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
-            a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
-            a.mov(x86::rax, Emitter::frame_q(layout::kFramePrevious));
-            a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
-            e.call<&rt::pyj_rt_sync_warmup>(Lea(Emitter::frame_address()), warmup_);
+            emit_handoff_prologue(e);
             a.xor_(x86::edx, x86::edx);   // throwflag
             e.call<&rt::pyj_rt_interpret>(Emitter::tstate, Lea(Emitter::frame_address()), x86::edx);
             a.mov(x86::r14, x86::rax);
@@ -342,6 +370,10 @@ void Compiler::find_loops()
 // machine code goes on from that header's label.
 void Compiler::emit_osr_entry()
 {
+    if (options_.resume_anywhere) {
+        emit_resume_entry();
+        return;
+    }
     if (loops_.empty()) return;
     auto &a = em_.as();
     osr_entry_ = a.newLabel();
@@ -355,6 +387,63 @@ void Compiler::emit_osr_entry()
     }
     em_.call<&rt::pyj_rt_bad_resume>(Lea(Emitter::frame_address()));
     a.jmp(exit_error_);
+}
+
+// The OSR entry of baseline code that the optimising tier falls back to
+// (CompileOptions::resume_anywhere): a frame whose instructions before
+// code unit r15d ran (everything in the frame, as the interpreter keeps it)
+// goes on at that unit, through a table of 32-bit offsets per code unit.
+// An instruction that the visitor of the one before implemented (fused) has
+// no label of its own: the interpreter goes on there; a unit where no
+// instruction starts is a bad resume.
+void Compiler::emit_resume_entry()
+{
+    auto &a = em_.as();
+    const auto &instrs = bytecode_.instrs();
+    int units = static_cast<int>(Py_SIZE(code_));
+    Label bad = em_.cold([this](Emitter &e) {
+        e.call<&rt::pyj_rt_bad_resume>(Lea(Emitter::frame_address()));
+        e.as().jmp(exit_error_);
+    });
+    std::vector<Label> target(units, bad);
+    for (size_t k = 0; k < instrs.size(); k++) {
+        const Instr &ins = instrs[k];
+        if (ins.depth < 0 || ins.start >= units) continue;
+        target[ins.start] = fused_into_previous_[k] ? tracing_exit(ins.start, ins.depth) : labels_[k];
+    }
+    osr_entry_ = a.newLabel();
+    Label table = a.newLabel();
+    a.align(AlignMode::kCode, 16);
+    a.bind(osr_entry_);
+    emit_frame_entry();
+    a.cmp(x86::r15d, units);
+    a.jae(bad);
+    a.lea(x86::rcx, x86::ptr(table));
+    a.movsxd(x86::rax, x86::dword_ptr(x86::rcx, x86::r15, 2));
+    a.add(x86::rax, x86::rcx);
+    a.jmp(x86::rax);
+    a.align(AlignMode::kData, 4);
+    a.bind(table);
+    for (const Label &t : target) a.embedLabelDelta(t, table, 4);
+}
+
+Label Compiler::fallback_exit(int start, int depth)
+{
+    if (!fallback_handoff_.isValid()) {
+        fallback_handoff_ = em_.cold([this](Emitter &e) {
+            auto &a = e.as();
+            emit_handoff_prologue(e);
+            e.call<&unboxed::resume_fallback>(Emitter::tstate, Lea(Emitter::frame_address()));
+            a.mov(x86::r14, x86::rax);
+            a.jmp(exit_restore_);
+        });
+    }
+    return em_.cold([this, depth, start](Emitter &e) {
+        auto &a = e.as();
+        a.mov(Emitter::frame_d(layout::kFrameStackTop), code_->co_nlocalsplus + depth);
+        a.lea(x86::rax, x86::ptr(Emitter::first_instr, (start - 1) * 2));   // it goes on at prev_instr + 1
+        a.jmp(fallback_handoff_);
+    });
 }
 
 // A generator frame is (re)entered after its RETURN_GENERATOR or a YIELD_VALUE:

@@ -40,6 +40,8 @@ struct CompileOptions {
     bool hot = false;
     // The arguments' types the hook saw (PyjionCompileOptions::arg_types).
     unsigned arg_types = 0;
+    // The OSR entry takes any instruction's start (PyjionCompileOptions::fallback).
+    bool resume_anywhere = false;
     // Keep a description of the frame model at every boundary (recorded_states()).
     bool record_states = false;
 };
@@ -94,6 +96,8 @@ private:
     void dispatch(const Instr &ins);
     void emit_prologue();
     void emit_frame_entry();
+    void emit_handoff_prologue(Emitter &e);
+    void emit_resume_entry();
     void find_loops();
     void emit_osr_entry();
     void emit_epilogue();
@@ -107,6 +111,13 @@ private:
 public:
     void emit_tracing_check_at(int start, int depth);
     asmjit::Label tracing_exit(int start, int depth);
+    // Where a call whose arguments fail the optimising tier's entry checks
+    // goes: the frame, untouched yet, is handed to the code's baseline
+    // fallback (PyjionCodeView.fallback) or the interpreter.
+    asmjit::Label entry_fallback();
+    // Where the optimising tier's side exit goes to go on at `start` with
+    // `depth` values: the baseline fallback's resume entry, or the interpreter.
+    asmjit::Label fallback_exit(int start, int depth);
     bool method_slot_likely(int base) const;
     void jump_if_flags(bool when_nonzero, int target_unit, const Instr &jump, const asmjit::Label &fallthrough);
     // A slot helper (runtime/runtime_slots.h) for the current instruction:
@@ -309,6 +320,10 @@ private:
     asmjit::Label exit_return_, exit_error_, exit_unlinked_, exit_suspend_, exit_restore_;
     // The tail every tracing check shares (prev_instr in rax): made on first use.
     asmjit::Label tracing_handoff_;
+    asmjit::Label entry_fallback_;
+    asmjit::Label fallback_handoff_;
+    // Instructions the baseline's visitor of the one before implemented (fused).
+    std::vector<bool> fused_into_previous_;
     std::vector<LoopHeader> loops_;
     bool compact_ = false;
     asmjit::Label osr_entry_;

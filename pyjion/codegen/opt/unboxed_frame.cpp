@@ -161,7 +161,12 @@ void UnboxedFrame::emit_entry_checks()
     if (args.empty()) return;
     auto &a = c_.as();
     auto &em = c_.em();
-    Label fail = exit(unboxed::kExitArgTypes, 0, 0);
+    // Nothing ran and nothing is unboxed yet: the call goes to the baseline
+    // fallback as it is (tracebacks as baseline code makes them).
+    Label fail = em.cold([this](Emitter &e) {
+        count_exit_or_retire(e, unboxed::kExitArgTypes);
+        e.as().jmp(c_.entry_fallback());
+    });
     for (const auto &[local, type] : args) {
         a.mov(x86::rdi, frame_slot(local));   // bound: every argument is at entry
         em.load_address(x86::rax, type == VType::kInt ? &PyLong_Type : &PyFloat_Type);
@@ -183,6 +188,20 @@ void UnboxedFrame::emit_entry_checks()
         });
         a.bind(fits);
     }
+}
+
+void UnboxedFrame::count_exit_or_retire(Emitter &e, int kind)
+{
+    auto &a = e.as();
+    count_exit(e, kind);
+    // Code that keeps leaving is given up: baseline code from its next compile.
+    Label go_on = a.newLabel();
+    e.load_address(x86::rax, &exits_->total);
+    a.inc(x86::qword_ptr(x86::rax));
+    a.cmp(x86::qword_ptr(x86::rax), static_cast<int32_t>(unboxed::kRetireAfter));
+    a.jne(go_on);
+    e.call<&unboxed::retire>(Lea(Emitter::frame_address()));
+    a.bind(go_on);
 }
 
 void UnboxedFrame::count_exit(Emitter &e, int kind)
@@ -411,16 +430,9 @@ Label UnboxedFrame::exit(int kind, int resume_k, int depth)
     return c_.em().cold([this, snapshot, kind, start, unit, depth, resume_k](Emitter &e) {
         auto &a = e.as();
         emit_moves(moves(snapshot, all_boxed(snapshot), resume_k), unit, depth);
-        count_exit(e, kind);
-        // Code that keeps leaving is given up: baseline code from its next compile.
-        Label go_on = a.newLabel();
-        e.load_address(x86::rax, &exits_->total);
-        a.inc(x86::qword_ptr(x86::rax));
-        a.cmp(x86::qword_ptr(x86::rax), static_cast<int32_t>(unboxed::kRetireAfter));
-        a.jne(go_on);
-        e.call<&unboxed::retire>(Lea(Emitter::frame_address()));
-        a.bind(go_on);
-        a.jmp(c_.tracing_exit(start, depth));
+        count_exit_or_retire(e, kind);
+        // Tracing wants the interpreter; anything else goes on in baseline code.
+        a.jmp(kind == unboxed::kExitTracing ? c_.tracing_exit(start, depth) : c_.fallback_exit(start, depth));
     });
 }
 

@@ -127,6 +127,8 @@ private:
     void jump_to_merge(int target, int unit, int breaker_lookup);
     // Counts a side exit of `kind` in this code's and the process's counters.
     void count_exit(Emitter &e, int kind);
+    // count_exit, and code that keeps leaving is given up (retire).
+    void count_exit_or_retire(Emitter &e, int kind);
     // rdi holds an exact int: rax = its value when it has at most one digit,
     // else a jump to `big`. Clobbers rcx.
     void small_int_value(const Label &big);

@@ -6,6 +6,7 @@
 #include "codegen_api.h"
 #include "cpython/frame_layout.h"
 #include "runtime/direct_call.h"
+#include "runtime/runtime.h"
 
 namespace pyjion::unboxed {
 
@@ -94,14 +95,33 @@ int apply_moves(_PyInterpreterFrame *frame, char *shadow, const SlotMove *moves,
     return status;
 }
 
+PyObject *enter_fallback(PyThreadState *ts, _PyInterpreterFrame *frame)
+{
+    Py_ssize_t index = direct::hook_state.record_index;
+    auto *view = index >= 0 ? static_cast<PyjionCodeView *>(pyj_code_extra(frame->f_code, index)) : nullptr;
+    if (view != nullptr && view->fallback != nullptr && !ts->cframe->use_tracing) return view->fallback(ts, frame, 0);
+    return rt::pyj_rt_interpret(ts, frame, 0);
+}
+
+PyObject *resume_fallback(PyThreadState *ts, _PyInterpreterFrame *frame)
+{
+    Py_ssize_t index = direct::hook_state.record_index;
+    auto *view = index >= 0 ? static_cast<PyjionCodeView *>(pyj_code_extra(frame->f_code, index)) : nullptr;
+    if (view != nullptr && view->fallback_resume != nullptr && !ts->cframe->use_tracing) {
+        int unit = static_cast<int>(frame->prev_instr + 1 - _PyCode_CODE(frame->f_code));
+        return view->fallback_resume(ts, frame, unit);
+    }
+    return rt::pyj_rt_interpret(ts, frame, 0);
+}
+
 void retire(_PyInterpreterFrame *frame)
 {
     Py_ssize_t index = direct::hook_state.record_index;
     if (index < 0) return;
     auto *view = static_cast<PyjionCodeView *>(pyj_code_extra(frame->f_code, index));
-    if (view == nullptr || view->state != PYJION_CODE_COMPILED) return;
+    if (view == nullptr || (view->state != PYJION_CODE_COMPILED && view->state != PYJION_CODE_PROFILING)) return;
     view->flags |= PYJION_CODE_NO_OPT;
-    view->state = PYJION_CODE_INTERPRETED;
+    view->state = PYJION_CODE_PROFILING;   // the hook compiles baseline code at the next call
 }
 
 int enter_loop(_PyInterpreterFrame *frame, char *shadow, const SlotMove *moves, int n)

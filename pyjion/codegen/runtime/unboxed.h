@@ -71,6 +71,13 @@ constexpr uint64_t kRetireAfter = 64;
 // with PYJION_CODE_NO_OPT, so its next compile is baseline code. Frames
 // running the old code go on (the hook keeps it alive).
 void retire(_PyInterpreterFrame *frame);
+// Runs a frame whose arguments failed the optimising tier's entry checks (no
+// instruction ran yet): in its code's baseline fallback (PyjionCodeView.
+// fallback), or the interpreter where there is none.
+PyObject *enter_fallback(PyThreadState *ts, _PyInterpreterFrame *frame);
+// Runs a frame a side exit left, boxed, at prev_instr + 1: in the baseline
+// fallback's resume entry (PyjionCodeView.fallback_resume), or the interpreter.
+PyObject *resume_fallback(PyThreadState *ts, _PyInterpreterFrame *frame);
 
 // An exact int's value if it fits int64: 0 and *out set, else -1 (no error set).
 int long_to_int64(PyObject *v, int64_t *out);
