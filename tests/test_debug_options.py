@@ -48,12 +48,13 @@ def test_dump_asm_lists_boundaries_and_instructions(dump_to):
         assert f(3, 1) == [-1, "-", "1"]
     assert pyjion.info(f).compiled
     text = dump_to.read_text()
-    # Two compiles: the first call's, and the second's with the first's
-    # profile (eager mode's profile-guided stage); the listing of the second
-    # is the code f has.
+    # Three compiles: the first call's; the second's, with the first's
+    # profile (eager mode's profile-guided stage), into the optimising tier,
+    # which is the code f has; and that code's baseline fallback.
     header = [line for line in text.splitlines() if line.startswith("; ==== pyjion: f ")]
-    assert len(header) == 2, text[:2000]
-    header = header[1:]
+    assert len(header) == 3, text[:2000]
+    assert pyjion.info(f).tier == 2
+    header = header[1:2]
     assert re.search(r"\(<debug-options>:2\) at 0x[0-9a-f]+, (\d+) bytes", header[0])
     size = int(re.search(r", (\d+) bytes", header[0]).group(1))
     assert size == pyjion.info(f).code_size

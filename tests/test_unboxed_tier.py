@@ -512,3 +512,87 @@ def test_after_a_side_exit_the_call_goes_on_in_baseline_code(k):
     assert [o[0] for o in outcomes] == ["raise"] * 3      # compared with stock, tb_lasti included
     assert info.tier == 2 and info.exits == ({"int_overflow": 1} if isinstance(k, int) else {"arg_types": 1})
     assert _eval.record_info(LAST_JIT_COPY[0].__code__)["fallback"]
+
+
+POWERS = """
+def f(xs, e):
+    out = []
+    for x in xs:
+        x = x * 1.0
+        out.append(x ** e)
+        out.append(2.0 ** x)
+    return out
+"""
+
+
+def test_float_powers_run_unboxed_as_float_pow_computes_them():
+    xs = [0.5 * i + 0.25 for i in range(50)]
+    tier_differential(POWERS, [([1.0, 2.0], 0.5)] * 30, [(xs, 0.5), (xs, 3), (xs, -1.5), ([1.0], 0)], exits={})
+
+
+@pytest.mark.parametrize("xs, e, outcome", [
+    ([-8.0], 0.5, "return"),     # a complex result
+    ([0.0], -1.0, "raise"),      # ZeroDivisionError
+    ([10.0], 400.0, "raise"),    # OverflowError
+    ([float("nan")], 0.0, "return"),
+    ([float("inf")], -1.0, "return"),
+], ids=["complex", "zero", "overflow", "nan", "inf"])
+def test_float_powers_pow_does_not_decide_leave_for_the_generic_operator(xs, e, outcome):
+    outcomes, info = tier_differential(POWERS, [([1.0, 2.0], 0.5)] * 30, [(xs, e)])
+    assert outcomes[0][0] == outcome
+    assert info.exits == {"float_pow": 1}
+
+
+STORES = """
+def f(src, scale, n):
+    xs = list(src) if type(src) is list else src     # the caller's list stays as it was
+    for k in range(n):
+        for i in range(len(xs)):
+            xs[i] -= xs[i - 1] * scale
+            xs[-1 - i] = xs[-1 - i] + 0.5
+    return xs
+"""
+
+
+def test_list_stores_of_unboxed_floats_at_unboxed_indexes():
+    # xs[i] -= ... is COPY/COPY/BINARY_SUBSCR/.../SWAP/SWAP/STORE_SUBSCR:
+    # all in the tier; the mutated list is compared with stock's too.
+    calls = [([0.5 * i for i in range(20)], 0.25, 5), ([], 1.0, 3), ([1.0], -2.0, 4)]
+    tier_differential(STORES, [([1.0, 2.0, 3.0], 0.5, 2)] * 30, calls, exits={})
+
+
+def test_a_list_store_into_a_tuple_leaves_for_the_generic_store():
+    outcomes, info = tier_differential(STORES, [([1.0, 2.0, 3.0], 0.5, 2)] * 30, [((1.0, 2.0), 0.5, 1)])
+    assert outcomes[0][0] == "raise"          # TypeError, as stock
+    assert info.exits == {"not_list": 1}
+
+
+def test_an_item_with_a_finaliser_is_released_by_the_generic_store():
+    src = """
+class Noisy:
+    def __del__(self):
+        LOG.append(sys._getframe(1).f_locals.get("scale"))
+
+LOG = []
+import sys
+
+def f(xs, scale, n):
+    for k in range(n):
+        for i in range(len(xs)):
+            xs[i] = xs[i - 1] * scale
+    return xs
+"""
+    fn_jit, fn_ref = fresh_copies(src, name="f")
+    with jit_off():
+        for _ in range(30):
+            fn_jit([1.0, 2.0], 0.5, 2)
+            fn_ref([1.0, 2.0], 0.5, 2)
+    with tier_on():
+        got = fn_jit([fn_jit.__globals__["Noisy"](), 1.0, 2.0], 0.5, 1)
+        info = pyjion.info(fn_jit)
+    with jit_off():
+        want = fn_ref([fn_ref.__globals__["Noisy"](), 1.0, 2.0], 0.5, 1)
+    assert got[1:] == want[1:]
+    # the finaliser saw the frame's locals as stock shows them
+    assert fn_jit.__globals__["LOG"] == fn_ref.__globals__["LOG"] == [0.5]
+    assert info.tier == 2 and info.exits.get("not_list") == 1

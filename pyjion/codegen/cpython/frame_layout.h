@@ -37,6 +37,7 @@ constexpr int32_t kCFrameUseTracing = offsetof(_PyCFrame, use_tracing);
 // Objects with inline fast paths (specialize.cpp): 3.11 ints are sign-magnitude
 // with 30-bit digits, ob_size = number of digits times the sign.
 constexpr int32_t kObjectType = offsetof(PyObject, ob_type);
+constexpr int32_t kObjectRefcnt = offsetof(PyObject, ob_refcnt);
 constexpr int32_t kVarSize = offsetof(PyVarObject, ob_size);
 constexpr int32_t kLongDigit0 = offsetof(PyLongObject, ob_digit);
 constexpr int32_t kFloatValue = offsetof(PyFloatObject, ob_fval);

@@ -23,6 +23,11 @@ inline bool int64_operator(int nb)
 }
 
 // On doubles (true division by zero is left to the interpreter's error).
+// float ** float: the optimising tier computes it with the C library's pow
+// where float.__pow__ would (a positive finite base, a finite exponent, a
+// finite result), and leaves every other case to the generic operator.
+inline bool double_power(int nb) { return nb == NB_POWER || nb == NB_INPLACE_POWER; }
+
 inline bool double_operator(int nb)
 {
     switch (nb) {

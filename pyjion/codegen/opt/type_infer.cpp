@@ -44,6 +44,7 @@ const char *op_kind_name(OpKind k)
     case OpKind::kRangeIter: return "range_iter";
     case OpKind::kRangeCall: return "range_call";
     case OpKind::kListItem: return "list_item";
+    case OpKind::kListStore: return "list_store";
     }
     return "?";
 }
@@ -165,7 +166,7 @@ Decision TypeInference::decide(int k, const AbstractState &s) const
             (r == VType::kInt || (said_int && r == VType::kObject))) {
             d.kind = OpKind::kIntArith;
             d.guards = (guarded(l, VType::kInt) ? 1 : 0) | (guarded(r, VType::kInt) ? 2 : 0);
-        } else if (double_operator(ins.oparg) && numeric(l) && numeric(r) &&
+        } else if ((double_operator(ins.oparg) || double_power(ins.oparg)) && numeric(l) && numeric(r) &&
                    (l == VType::kFloat || r == VType::kFloat) &&
                    (speculate_ || (l != VType::kObject && r != VType::kObject))) {
             // A float operand makes the result a float whatever the other
@@ -229,6 +230,17 @@ Decision TypeInference::decide(int k, const AbstractState &s) const
             p.type == SeenType::kList) {
             d.kind = OpKind::kListItem;
             d.guards = 1;
+        }
+        break;
+    }
+    case STORE_SUBSCR: {
+        // xs[i] = v with i an int and a site that saw lists: v (unboxed or
+        // not) goes into the list in place (the container is checked).
+        SiteProfile p = site_profile(code_, ins);
+        if (top(s) == VType::kInt && top(s, 1) == VType::kObject && p.state == SiteState::kSpecialised &&
+            p.type == SeenType::kList) {
+            d.kind = OpKind::kListStore;
+            d.guards = 2;
         }
         break;
     }

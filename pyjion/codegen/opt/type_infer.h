@@ -41,6 +41,7 @@ enum class OpKind : uint8_t {
     kRangeIter,    // GET_ITER of a range (guarded: a range_iterator) / FOR_ITER over it
     kRangeCall,    // PRECALL of the global `range` (its CALL makes a range object)
     kListItem,     // BINARY_SUBSCR of a list (guarded) at an int64 index: the item, boxed
+    kListStore,    // STORE_SUBSCR into a list (guarded) at an int64 index: the value boxed only there
 };
 const char *op_kind_name(OpKind k);
 

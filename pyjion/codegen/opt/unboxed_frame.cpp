@@ -82,6 +82,52 @@ UnboxedFrame::UnboxedFrame(Compiler &c, PyCodeObject *code, const Bytecode &byte
     }
     weight_.resize(instrs.size());
     for (size_t k = 0; k < instrs.size(); k++) weight_[k] = int64_t{1} << (3 * std::min(depth[k], 3));
+    // Per loop with generic instructions in it (they box the frame): the
+    // locals it stores. At the jump targets in such a loop, only those are
+    // held unboxed; one the innermost loop only reads stays boxed
+    // (arithmetic reads its value in place), so the generic instructions do
+    // not box it and the back edge unbox it on every turn.
+    std::vector<int> loop_end(instrs.size(), -1);   // per header: its last backward jump
+    for (size_t k = 0; k < instrs.size(); k++) {
+        int t = instrs[k].target >= 0 ? bc_.instr_at(instrs[k].target) : -1;
+        if (t >= 0 && t <= static_cast<int>(k)) loop_end[t] = std::max(loop_end[t], static_cast<int>(k));
+    }
+    stored_in_loop_.assign(instrs.size(), {});
+    innermost_loop_.assign(instrs.size(), -1);
+    for (size_t t = 0; t < instrs.size(); t++) {
+        if (loop_end[t] < 0) continue;
+        bool boxes = false;
+        for (int i = static_cast<int>(t); i <= loop_end[t] && !boxes; i++) boxes = boxes_frame(i);
+        if (!boxes) continue;
+        auto &stored = stored_in_loop_[t];
+        stored.assign(nlocals_, false);
+        for (int i = static_cast<int>(t); i <= loop_end[t]; i++) {
+            const Instr &ins = instrs[i];
+            if ((ins.opcode == STORE_FAST || ins.opcode == DELETE_FAST) && ins.oparg < nlocals_) stored[ins.oparg] = true;
+            int cur = innermost_loop_[i];
+            if (cur < 0 || loop_end[cur] - cur > loop_end[t] - static_cast<int>(t)) innermost_loop_[i] = static_cast<int>(t);
+        }
+    }
+}
+
+// Whether instruction k is one the tier leaves to the baseline's visitor
+// after boxing the frame (a generic operation), as far as the types tell.
+bool UnboxedFrame::boxes_frame(int k) const
+{
+    const Instr &ins = instr(k);
+    switch (ins.opcode) {
+    case NOP: case CACHE: case EXTENDED_ARG: case LOAD_FAST: case STORE_FAST: case LOAD_CONST: case POP_TOP:
+    case PUSH_NULL: case COPY: case SWAP: case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT:
+        return false;
+    case POP_JUMP_FORWARD_IF_FALSE: case POP_JUMP_FORWARD_IF_TRUE: case POP_JUMP_BACKWARD_IF_FALSE:
+    case POP_JUMP_BACKWARD_IF_TRUE:
+        // fused with a comparison on unboxed values
+        return k == 0 || instr(k - 1).opcode != COMPARE_OP || types_->decision(k - 1).kind == OpKind::kGeneric;
+    case BINARY_OP: case COMPARE_OP: case UNARY_NEGATIVE: case FOR_ITER: case BINARY_SUBSCR: case STORE_SUBSCR:
+        return types_->decision(k).kind == OpKind::kGeneric;
+    default:
+        return true;
+    }
 }
 
 x86::Mem UnboxedFrame::shadow(int slot) const
@@ -110,7 +156,12 @@ model::FrameState UnboxedFrame::merge_state(int k) const
         s.set_depth(depth);
         return s;
     }
-    for (int i = 0; i < nlocals_; i++) s.set_local(i, kind_for(types->locals[i]));
+    static const std::vector<bool> kNoLoop;
+    const std::vector<bool> &stored = innermost_loop_[k] >= 0 ? stored_in_loop_[innermost_loop_[k]] : kNoLoop;
+    for (int i = 0; i < nlocals_; i++) {
+        bool loop_reads_only = !stored.empty() && !stored[i];
+        s.set_local(i, loop_reads_only ? SlotKind::boxed_or_null() : kind_for(types->locals[i]));
+    }
     for (int i = 0; i < depth; i++) s.push(kind_for(types->stack[i]));
     return s;
 }
@@ -125,20 +176,23 @@ model::FrameState UnboxedFrame::all_boxed(const model::FrameState &from) const
 Label UnboxedFrame::osr_target(int k)
 {
     const AbstractState *types = types_->state_at(k);
+    model::FrameState merge = merge_state(k);
     unboxed::MovePlan plan;
-    auto one = [&](VType t, int slot, bool local) {
+    // Checked to be of its type; unboxed where the merge state holds it so.
+    auto one = [&](VType t, SlotKind kind, int slot, bool local) {
+        bool unbox = unboxed_kind(kind);
         unboxed::MoveOp op;
         switch (t) {
-        case VType::kInt: op = shadow_index_[slot] >= 0 ? unboxed::kUnboxInt : unboxed::kCheckInt; break;
-        case VType::kFloat: op = shadow_index_[slot] >= 0 ? unboxed::kUnboxFloat : unboxed::kCheckFloat; break;
+        case VType::kInt: op = unbox ? unboxed::kUnboxInt : unboxed::kCheckInt; break;
+        case VType::kFloat: op = unbox ? unboxed::kUnboxFloat : unboxed::kCheckFloat; break;
         case VType::kRangeIter: op = unboxed::kCheckRangeIter; break;
         default: return;
         }
-        plan.push_back({slot, shadow_index_[slot] >= 0 ? 8 * shadow_index_[slot] : 0, op, local});
+        plan.push_back({slot, unbox ? 8 * shadow_index_[slot] : 0, op, local});
     };
-    if (types != nullptr) {
-        for (int i = 0; i < nlocals_; i++) one(types->locals[i], i, true);
-        for (int i = 0; i < (int)types->stack.size(); i++) one(types->stack[i], slot_of_stack(i), false);
+    if (types != nullptr && merge.depth() == (int)types->stack.size()) {
+        for (int i = 0; i < nlocals_; i++) one(types->locals[i], merge.local(i), i, true);
+        for (int i = 0; i < (int)types->stack.size(); i++) one(types->stack[i], merge.slot(i), slot_of_stack(i), false);
     }
     auto *kept = c_.new_site_data<unboxed::MovePlan>();
     *kept = plan;
@@ -377,7 +431,11 @@ void UnboxedFrame::fall_into(int k)
                                                                  std::to_string(instr(k).offset())};
     }
     unboxed::MovePlan plan = moves(rep_, to, k);
+    // A fallthrough out of a loop runs as often as the code it enters.
+    int was = cur_k_;
+    if (weight_[k] < weight_[cur_k_]) cur_k_ = k;
     count_moves(plan);
+    cur_k_ = was;
     emit_moves(plan, instr(k).index, to.depth());
     rep_ = to;
 }
@@ -516,7 +574,10 @@ bool UnboxedFrame::emit(int k)
     case COMPARE_OP: done = emit_compare(k); unboxed_ops_ += done * weight_[k]; break;
     case FOR_ITER: done = emit_for_iter(k); unboxed_ops_ += done * weight_[k]; break;
     case BINARY_SUBSCR: done = emit_list_item(k); break;   // saves an index box at most: not counted
+    case STORE_SUBSCR: done = emit_list_store(k); break;
     case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT: done = emit_jump(k); break;
+    case SWAP: done = emit_swap(k); break;
+    case COPY: done = emit_copy(k); break;
     default: break;
     }
     if (done) return true;
@@ -526,6 +587,9 @@ bool UnboxedFrame::emit(int k)
     switch (ins.opcode) {
     case NOP: case PUSH_NULL: case LOAD_CONST:
         transparent = true;
+        break;
+    case COPY:   // of a boxed value: an incref
+        transparent = !unboxed_kind(rep_.slot(rep_.depth() - ins.oparg));
         break;
     case LOAD_FAST:
         transparent = c_.local_certainly_bound(k, ins.oparg);
@@ -601,6 +665,39 @@ bool UnboxedFrame::emit_load_const(int k)
     a.mov(x86::rax, imm(bits));
     a.mov(shadow(slot_of_stack(rep_.depth())), x86::rax);
     rep_.push(t == VType::kInt ? SlotKind::int64() : SlotKind::dbl());
+    return true;
+}
+
+// SWAP: each value moves, boxed or unboxed, to the other's place (frame
+// slot or shadow slot); whatever else is unboxed stays so.
+bool UnboxedFrame::emit_swap(int k)
+{
+    int d = rep_.depth(), i = d - 1, j = d - instr(k).oparg;
+    if (i == j) return false;
+    auto &a = c_.as();
+    auto place = [&](int pos, SlotKind kind) {
+        return unboxed_kind(kind) ? shadow(slot_of_stack(pos)) : frame_slot(slot_of_stack(pos));
+    };
+    SlotKind ki = rep_.slot(i), kj = rep_.slot(j);
+    a.mov(x86::rax, place(i, ki));
+    a.mov(x86::rcx, place(j, kj));
+    a.mov(place(j, ki), x86::rax);
+    a.mov(place(i, kj), x86::rcx);
+    rep_.set_slot(i, kj);
+    rep_.set_slot(j, ki);
+    return true;
+}
+
+// COPY of an unboxed value: its copy is unboxed too.
+bool UnboxedFrame::emit_copy(int k)
+{
+    int d = rep_.depth(), from = d - instr(k).oparg;
+    SlotKind kind = rep_.slot(from);
+    if (!unboxed_kind(kind) || shadow_index_[slot_of_stack(d)] < 0) return false;
+    auto &a = c_.as();
+    a.mov(x86::rax, shadow(slot_of_stack(from)));
+    a.mov(shadow(slot_of_stack(d)), x86::rax);
+    rep_.push(kind);
     return true;
 }
 

@@ -113,6 +113,7 @@ private:
     asmjit::x86::Mem frame_slot(int slot) const;
     model::FrameState merge_state(int k) const;
     VType type_of_stack(int k, int i) const;
+    bool boxes_frame(int k) const;
 
     // Moves between `from` and `to` (same depth): the plan apply_moves runs.
     unboxed::MovePlan moves(const model::FrameState &from, const model::FrameState &to, int k) const;
@@ -149,7 +150,10 @@ private:
     bool emit_compare(int k);
     bool emit_for_iter(int k);
     bool emit_list_item(int k);
+    bool emit_list_store(int k);
     bool emit_jump(int k);
+    bool emit_swap(int k);
+    bool emit_copy(int k);
 
     Compiler &c_;
     PyCodeObject *code_;
@@ -164,6 +168,11 @@ private:
     bool in_baseline_ = false;
     // Per instruction: 8 to the power of the loops around it (at most 3).
     std::vector<int64_t> weight_;
+    // Per instruction that starts a loop (a backward jump's target): per
+    // local, whether the loop stores it (empty: not a loop header).
+    std::vector<std::vector<bool>> stored_in_loop_;
+    // Per instruction: the header of the innermost loop around it, or -1.
+    std::vector<int> innermost_loop_;
     int64_t unboxed_ops_ = 0;   // arithmetic, comparisons and range steps emitted unboxed, weighed
     int64_t move_cost_ = 0;     // weighed moves emitted where they run (box_everything, edges, fallthroughs)
     ExitCounts *exits_ = nullptr;

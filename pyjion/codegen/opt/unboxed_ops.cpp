@@ -5,6 +5,7 @@
 #include "opt/unboxed_frame.h"
 
 #include "baseline/compiler.h"
+#include "baseline/specialize.h"
 #include "codegen_api.h"
 #include "cpython/frame_layout.h"
 #include "front/opcodes.h"
@@ -206,6 +207,16 @@ bool UnboxedFrame::emit_float_arith(int k)
     case NB_ADD: case NB_INPLACE_ADD: a.addsd(x86::xmm0, x86::xmm1); break;
     case NB_SUBTRACT: case NB_INPLACE_SUBTRACT: a.subsd(x86::xmm0, x86::xmm1); break;
     case NB_MULTIPLY: case NB_INPLACE_MULTIPLY: a.mulsd(x86::xmm0, x86::xmm1); break;
+    case NB_POWER: case NB_INPLACE_POWER: {
+        // The result straight into its shadow slot; the cases pow does not
+        // decide as float.__pow__ does leave.
+        auto &em = c_.em();
+        em.call<&unboxed::float_pow>(InReg{}, InReg{}, Lea(shadow(slot_of_stack(d - 2))));
+        a.test(x86::eax, x86::eax);
+        a.jnz(exit(unboxed::kExitFloatPow, k, d));
+        a.movsd(x86::xmm0, shadow(slot_of_stack(d - 2)));
+        break;
+    }
     case NB_TRUE_DIVIDE: case NB_INPLACE_TRUE_DIVIDE: {
         // By 0.0 (or -0.0): the interpreter raises ZeroDivisionError.
         Label nonzero = a.newLabel();
@@ -415,6 +426,83 @@ bool UnboxedFrame::emit_list_item(int k)
     a.mov(frame_slot(slot_of_stack(d - 2)), x86::r14);
     rep_.drop(2);
     rep_.push(SlotKind::boxed());
+    return true;
+}
+
+// STORE_SUBSCR into a list at an int64 index, as STORE_SUBSCR_LIST_INT
+// does, without boxing the frame: an unboxed value is boxed for the list
+// alone. Leaves (not_list) for anything but a list, an index out of range
+// (the interpreter raises IndexError), or an old item whose release would
+// run code (only an exact int or float may die here).
+bool UnboxedFrame::emit_list_store(int k)
+{
+    if (types_->decision(k).kind != OpKind::kListStore) return false;
+    auto &a = c_.as();
+    auto &em = c_.em();
+    int d = rep_.depth();
+    if (unboxed_kind(rep_.slot(d - 2))) return false;
+    SlotKind value = rep_.slot(d - 3);
+    Label leave = exit(unboxed::kExitNotList, k, d);
+    load_int(k, d - 1, x86::r15, exit(unboxed::kExitGuardInt, k, d));
+    a.mov(x86::rdi, frame_slot(slot_of_stack(d - 2)));
+    em.load_address(x86::rax, &PyList_Type);
+    a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
+    a.jne(leave);
+    Label positive = a.newLabel(), old_ok = a.newLabel();
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));   // len(xs)
+    a.test(x86::r15, x86::r15);
+    a.jns(positive);
+    a.add(x86::r15, x86::rcx);
+    a.bind(positive);
+    a.cmp(x86::r15, x86::rcx);
+    a.jae(leave);   // unsigned: negative after the adjustment too
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kListItems));
+    a.mov(x86::r14, x86::qword_ptr(x86::rax, x86::r15, 3));   // the old item
+    a.cmp(x86::qword_ptr(x86::r14, layout::kObjectRefcnt), 1);
+    a.jne(old_ok);
+    em.load_address(x86::rax, &PyFloat_Type);
+    a.cmp(x86::qword_ptr(x86::r14, layout::kObjectType), x86::rax);
+    a.je(old_ok);
+    em.load_address(x86::rax, &PyLong_Type);
+    a.cmp(x86::qword_ptr(x86::r14, layout::kObjectType), x86::rax);
+    a.jne(leave);
+    a.bind(old_ok);
+    // The new item: the stack's reference, or a box made for the list.
+    if (value.kind == Kind::Double) {
+        a.movsd(x86::xmm0, shadow(slot_of_stack(d - 3)));
+        em.call<&PyFloat_FromDouble>(InReg{});
+    } else if (value.kind == Kind::Int64) {
+        Label boxed = a.newLabel(), not_small = a.newLabel();
+        a.mov(x86::rdi, shadow(slot_of_stack(d - 3)));
+        box_small_int(c_, x86::rdi, not_small, boxed);
+        a.bind(not_small);
+        em.call<&PyLong_FromLongLong>(x86::rdi);
+        a.bind(boxed);
+    } else {
+        a.mov(x86::rax, frame_slot(slot_of_stack(d - 3)));
+    }
+    if (unboxed_kind(value)) {
+        // Out of memory: the exit boxes the frame (raising MemoryError
+        // where that fails too) and the generic store goes on.
+        Label made = a.newLabel();
+        a.test(x86::rax, x86::rax);
+        a.jnz(made);
+        em.call<&PyErr_Clear>();
+        a.jmp(leave);
+        a.bind(made);
+    }
+    a.mov(x86::rdi, frame_slot(slot_of_stack(d - 2)));
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kListItems));
+    a.mov(x86::qword_ptr(x86::rcx, x86::r15, 3), x86::rax);
+    a.mov(x86::rdi, x86::r14);
+    em.decref(x86::rdi);   // an exact int or float if it dies: no code runs
+    // The index and the list (a dying list's items may run code: prev_instr set first).
+    for (int pos : {d - 1, d - 2}) {
+        if (unboxed_kind(rep_.slot(pos))) continue;
+        a.mov(x86::rdi, frame_slot(slot_of_stack(pos)));
+        em.decref(x86::rdi, instr(k).index);
+    }
+    rep_.drop(3);
     return true;
 }
 

@@ -1,5 +1,6 @@
 #include "runtime/unboxed.h"
 
+#include <cmath>
 #include <cstring>
 
 #include "code_extra.h"
@@ -24,6 +25,7 @@ const char *exit_name(int kind)
     case kExitOsrTypes: return "osr_types";
     case kExitNotList: return "not_list";
     case kExitArgTypes: return "arg_types";
+    case kExitFloatPow: return "float_pow";
     default: return "?";
     }
 }
@@ -93,6 +95,15 @@ int apply_moves(_PyInterpreterFrame *frame, char *shadow, const SlotMove *moves,
         }
     }
     return status;
+}
+
+int float_pow(double base, double exp, double *out)
+{
+    if (!(base > 0.0) || !std::isfinite(base) || !std::isfinite(exp)) return -1;
+    double r = std::pow(base, exp);
+    if (!std::isfinite(r)) return -1;   // overflow
+    *out = r;
+    return 0;
 }
 
 PyObject *enter_fallback(PyThreadState *ts, _PyInterpreterFrame *frame)

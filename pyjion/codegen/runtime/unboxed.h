@@ -23,6 +23,7 @@ enum ExitKind : int {
     kExitOsrTypes,      // an interpreted frame's values at a loop header were not the types compiled for
     kExitNotList,       // a subscript the profile said was of a list was not, or its index out of range
     kExitArgTypes,      // an argument the hook's profile said was an int (int64-sized) or a float was not
+    kExitFloatPow,      // float ** with a base <= 0, NaN or infinity, or a result that overflows: the generic operator
     kExitKinds
 };
 const char *exit_name(int kind);
@@ -71,6 +72,11 @@ constexpr uint64_t kRetireAfter = 64;
 // with PYJION_CODE_NO_OPT, so its next compile is baseline code. Frames
 // running the old code go on (the hook keeps it alive).
 void retire(_PyInterpreterFrame *frame);
+// base ** exp as float.__pow__ computes it, where that is the C library's pow
+// (base positive and finite, exp finite, the result finite): 0 and *out;
+// else -1 (the generic operator decides: complex, ZeroDivisionError,
+// OverflowError, the special cases of NaN and infinities).
+int float_pow(double base, double exp, double *out);
 // Runs a frame whose arguments failed the optimising tier's entry checks (no
 // instruction ran yet): in its code's baseline fallback (PyjionCodeView.
 // fallback), or the interpreter where there is none.
