@@ -596,3 +596,32 @@ def f(xs, scale, n):
     # the finaliser saw the frame's locals as stock shows them
     assert fn_jit.__globals__["LOG"] == fn_ref.__globals__["LOG"] == [0.5]
     assert info.tier == 2 and info.exits.get("not_list") == 1
+
+
+# Spare boxes (runtime/unboxed.h): a float local's box, when nothing else
+# references it, is reused for the local's next value instead of a new
+# float. A box something else holds (a list, a dict of locals, a closure's
+# caller) must never change.
+SHARED_BOXES = """
+import sys
+
+def f(n, step):
+    kept = []
+    seen = []
+    x = 0.0
+    y = 0.5
+    for i in range(n):
+        x = x + step
+        y = y * 1.5
+        kept.append(x)                          # the list holds x's box
+        if i % 3 == 0:
+            seen.append(dict(sys._getframe().f_locals))   # and these, y's
+        y = y - x
+    return kept, [(d["x"], d["y"]) for d in seen], x, y
+"""
+
+
+def test_a_box_held_elsewhere_is_never_reused():
+    outcomes, info = tier_differential(SHARED_BOXES, [(5, 0.25)] * 30, [(40, 0.75), (7, -2.0)], name="f")
+    # (compared with stock: every kept float, every snapshot of the locals)
+    assert info.tier == 2 and [o[0] for o in outcomes] == ["return", "return"]

@@ -347,7 +347,28 @@ void UnboxedFrame::emit_moves(const unboxed::MovePlan &plan, int unit, int depth
         x86::Mem slot = frame_slot(m.slot), raw = x86::qword_ptr(x86::rsp, m.shadow);
         switch (m.op) {
         case unboxed::kBoxInt: case unboxed::kBoxFloat: {
-            Label boxed = a.newLabel(), failed = a.newLabel();
+            Label boxed = a.newLabel(), failed = a.newLabel(), fresh = a.newLabel();
+            if (m.local) {
+                // The local's spare box (see runtime/unboxed.h) takes the
+                // value; one referenced elsewhere too, or an int's place, is
+                // released (an exact float: no code runs).
+                Label release = a.newLabel();
+                a.mov(x86::rdi, slot);
+                a.test(x86::rdi, x86::rdi);
+                a.jz(fresh);
+                if (m.op == unboxed::kBoxFloat) {
+                    a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectRefcnt), 1);
+                    a.jne(release);
+                    a.movsd(x86::xmm0, raw);
+                    a.movsd(x86::qword_ptr(x86::rdi, layout::kFloatValue), x86::xmm0);
+                    a.mov(x86::rax, x86::rdi);
+                    a.jmp(boxed);
+                }
+                a.bind(release);
+                a.mov(slot, 0);
+                em.decref(x86::rdi);
+            }
+            a.bind(fresh);
             if (m.op == unboxed::kBoxInt) {
                 Label not_small = a.newLabel();
                 a.mov(x86::rdi, raw);
@@ -391,8 +412,17 @@ void UnboxedFrame::emit_moves(const unboxed::MovePlan &plan, int unit, int depth
             a.mov(x86::rdi, slot);
             a.movsd(x86::xmm0, x86::qword_ptr(x86::rdi, layout::kFloatValue));
             a.movsd(raw, x86::xmm0);
-            if (m.local) a.mov(slot, 0);
-            em.decref(x86::rdi);
+            if (m.local) {
+                // Referenced only here: it stays, as the local's spare box.
+                Label kept = a.newLabel();
+                a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectRefcnt), 1);
+                a.je(kept);
+                a.mov(slot, 0);
+                a.dec(x86::qword_ptr(x86::rdi, layout::kObjectRefcnt));   // referenced elsewhere too: it lives
+                a.bind(kept);
+            } else {
+                em.decref(x86::rdi);
+            }
             break;
         case unboxed::kRelease:
             a.mov(x86::rdi, slot);
@@ -622,20 +652,34 @@ bool UnboxedFrame::emit_store_fast(int k)
     SlotKind value = rep_.peek();
     auto &a = c_.as();
     if (!unboxed_kind(value) && unboxed_kind(rep_.local(ins.oparg))) {
-        // An object into a local held unboxed: its frame slot is NULL, and
-        // an unboxed value needs no release.
+        // An object into a local held unboxed: its frame slot has NULL or
+        // its spare box (released: an exact float, no code runs); an
+        // unboxed value needs no release.
         a.mov(x86::rax, frame_slot(slot_of_stack(rep_.depth() - 1)));
+        a.mov(x86::rdi, frame_slot(ins.oparg));
         a.mov(frame_slot(ins.oparg), x86::rax);
+        c_.em().xdecref(x86::rdi);
         rep_.pop();
         rep_.set_local(ins.oparg, SlotKind::boxed());
         return true;
     }
     if (!unboxed_kind(value) || shadow_index_[ins.oparg] < 0) return false;
     if (!unboxed_kind(rep_.local(ins.oparg))) {
-        // The local's old object is released now, as STORE_FAST does.
+        // The local's old object is released now, as STORE_FAST does; an
+        // exact float referenced only here stays as its spare box.
+        Label done = a.newLabel(), release = a.newLabel();
         a.mov(x86::rdi, frame_slot(ins.oparg));
+        a.test(x86::rdi, x86::rdi);
+        a.jz(done);
+        a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectRefcnt), 1);
+        a.jne(release);
+        c_.em().load_address(x86::rax, &PyFloat_Type);
+        a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
+        a.je(done);
+        a.bind(release);
         a.mov(frame_slot(ins.oparg), 0);
-        c_.em().xdecref(x86::rdi, ins.index);
+        c_.em().decref(x86::rdi, ins.index);
+        a.bind(done);
     }
     a.mov(x86::rax, shadow(slot_of_stack(rep_.depth() - 1)));
     a.mov(shadow(ins.oparg), x86::rax);

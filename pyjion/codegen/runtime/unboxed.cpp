@@ -53,6 +53,13 @@ int apply_moves(_PyInterpreterFrame *frame, char *shadow, const SlotMove *moves,
         case kBoxInt:
         case kBoxFloat: {
             PyObject *boxed;
+            if (m.local && *slot != nullptr) {
+                if (m.op == kBoxFloat && spare_box(*slot)) {
+                    std::memcpy(&reinterpret_cast<PyFloatObject *>(*slot)->ob_fval, raw, sizeof(double));
+                    break;
+                }
+                Py_CLEAR(*slot);   // an exact float: its deallocation runs no code
+            }
             if (m.op == kBoxInt) {
                 int64_t v;
                 std::memcpy(&v, raw, sizeof v);
@@ -80,6 +87,7 @@ int apply_moves(_PyInterpreterFrame *frame, char *shadow, const SlotMove *moves,
                 double d = PyFloat_AS_DOUBLE(v);
                 std::memcpy(raw, &d, sizeof d);
             }
+            if (m.local && m.op == kUnboxFloat && spare_box(v)) break;   // kept as the spare
             if (m.local) *slot = nullptr;
             Py_DECREF(v);   // an exact int or float: its deallocation runs no code
             break;

@@ -33,11 +33,18 @@ extern uint64_t g_exits[kExitKinds];
 // One slot to move: a fast local or value-stack slot (its index in
 // localsplus) and its shadow slot (the byte offset from the machine frame's
 // shadow area).
+//
+// Spare boxes: a fast local held unboxed has in its frame slot either NULL
+// or a spare box, an exact float no one else references (refcount 1) whose
+// value is stale. Nothing reads the slot while the local is unboxed
+// (whatever observes the frame boxes it first); boxing the local's double
+// again writes the value into the spare instead of allocating a float, so a
+// float local that a loop boxes and unboxes on every turn allocates nothing.
 enum MoveOp : uint8_t {
-    kBoxInt,        // shadow int64 -> a new int in the frame slot
-    kBoxFloat,      // shadow double -> a new float in the frame slot
+    kBoxInt,        // shadow int64 -> a new int in the frame slot (a local's spare released)
+    kBoxFloat,      // shadow double -> the local's spare box, or a new float, in the frame slot
     kUnboxInt,      // the frame slot's exact int (int64-sized) -> shadow; the slot released
-    kUnboxFloat,    // the frame slot's exact float -> shadow; the slot released
+    kUnboxFloat,    // the frame slot's exact float -> shadow; the slot released (a local's kept as its spare)
     kRelease,       // release the frame slot's object (its value is in the shadow slot too)
     // Checks only (enter_loop): the frame slot holds an exact int (int64-sized),
     // an exact float, a range_iterator.
@@ -45,6 +52,9 @@ enum MoveOp : uint8_t {
     kCheckFloat,
     kCheckRangeIter,
 };
+// A local's old float that may stay in its frame slot as the spare box.
+inline bool spare_box(PyObject *v) { return v != nullptr && Py_REFCNT(v) == 1 && PyFloat_CheckExact(v); }
+
 struct SlotMove {
     int32_t slot;
     int32_t shadow;
