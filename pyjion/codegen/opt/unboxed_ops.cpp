@@ -467,6 +467,21 @@ bool UnboxedFrame::emit_list_store(int k)
     a.cmp(x86::qword_ptr(x86::r14, layout::kObjectType), x86::rax);
     a.jne(leave);
     a.bind(old_ok);
+    Label stored = a.newLabel();
+    if (value.kind == Kind::Double) {
+        // An old float only the list references takes the new value in
+        // place (as a new float would take its memory): no allocation.
+        Label fresh = a.newLabel();
+        a.cmp(x86::qword_ptr(x86::r14, layout::kObjectRefcnt), 1);
+        a.jne(fresh);
+        em.load_address(x86::rax, &PyFloat_Type);
+        a.cmp(x86::qword_ptr(x86::r14, layout::kObjectType), x86::rax);
+        a.jne(fresh);
+        a.movsd(x86::xmm0, shadow(slot_of_stack(d - 3)));
+        a.movsd(x86::qword_ptr(x86::r14, layout::kFloatValue), x86::xmm0);
+        a.jmp(stored);
+        a.bind(fresh);
+    }
     // The new item: the stack's reference, or a box made for the list.
     if (value.kind == Kind::Double) {
         a.movsd(x86::xmm0, shadow(slot_of_stack(d - 3)));
@@ -496,6 +511,7 @@ bool UnboxedFrame::emit_list_store(int k)
     a.mov(x86::qword_ptr(x86::rcx, x86::r15, 3), x86::rax);
     a.mov(x86::rdi, x86::r14);
     em.decref(x86::rdi);   // an exact int or float if it dies: no code runs
+    a.bind(stored);
     // The index and the list (a dying list's items may run code: prev_instr set first).
     for (int pos : {d - 1, d - 2}) {
         if (unboxed_kind(rep_.slot(pos))) continue;
