@@ -90,13 +90,7 @@ def test_numeric_arguments_are_compiled_again_into_the_optimising_tier():
 def test_direct_calls_go_through_the_hook_until_stage_two():
     # g calls f from machine code: the call that would be direct is the
     # profiled second one.
-    ns_src = """
-def f(a, b):
-    t = 0
-    for i in range(b):
-        t = t + a * i
-    return t
-
+    ns_src = NUMERIC + """
 def g(n):
     return f(n, 50) + f(n, 50)
 """

@@ -257,11 +257,18 @@ Label Compiler::tracing_exit(int start, int depth)
             a.jmp(exit_restore_);
         });
     }
-    return em_.cold([this, depth, start](Emitter &e) {
+    return handoff_at(tracing_handoff_, start, depth);
+}
+
+// A stub of its own for one hand-over point: the frame's stack top and
+// prev_instr (it goes on at `start`), then the shared `handoff`.
+Label Compiler::handoff_at(const Label &handoff, int start, int depth)
+{
+    return em_.cold([this, depth, start, handoff](Emitter &e) {
         auto &a = e.as();
         a.mov(Emitter::frame_d(layout::kFrameStackTop), code_->co_nlocalsplus + depth);
         a.lea(x86::rax, x86::ptr(Emitter::first_instr, (start - 1) * 2));   // it goes on at prev_instr + 1
-        a.jmp(tracing_handoff_);
+        a.jmp(handoff);
     });
 }
 
@@ -438,12 +445,7 @@ Label Compiler::fallback_exit(int start, int depth)
             a.jmp(exit_restore_);
         });
     }
-    return em_.cold([this, depth, start](Emitter &e) {
-        auto &a = e.as();
-        a.mov(Emitter::frame_d(layout::kFrameStackTop), code_->co_nlocalsplus + depth);
-        a.lea(x86::rax, x86::ptr(Emitter::first_instr, (start - 1) * 2));   // it goes on at prev_instr + 1
-        a.jmp(fallback_handoff_);
-    });
+    return handoff_at(fallback_handoff_, start, depth);
 }
 
 // A generator frame is (re)entered after its RETURN_GENERATOR or a YIELD_VALUE:

@@ -97,6 +97,7 @@ private:
     void emit_prologue();
     void emit_frame_entry();
     void emit_handoff_prologue(Emitter &e);
+    asmjit::Label handoff_at(const asmjit::Label &handoff, int start, int depth);
     void emit_resume_entry();
     void find_loops();
     void emit_osr_entry();

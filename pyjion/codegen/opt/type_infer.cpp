@@ -222,25 +222,18 @@ Decision TypeInference::decide(int k, const AbstractState &s) const
     case GET_ITER:
         if (top(s) == VType::kRange) d.kind = OpKind::kRangeIter;
         break;
-    case BINARY_SUBSCR: {
-        // xs[i] with i an int and a site that saw lists: the item is read
-        // in place, the index never boxed (the container is checked).
-        SiteProfile p = site_profile(code_, ins);
-        if (top(s) == VType::kInt && top(s, 1) == VType::kObject && p.state == SiteState::kSpecialised &&
-            p.type == SeenType::kList) {
-            d.kind = OpKind::kListItem;
-            d.guards = 1;
-        }
-        break;
-    }
+    case BINARY_SUBSCR:
     case STORE_SUBSCR: {
-        // xs[i] = v with i an int and a site that saw lists: v (unboxed or
-        // not) goes into the list in place (the container is checked).
+        // xs[i] (xs[i] = v) with i an int and a site that saw lists: the
+        // item is read (v, unboxed or not, is stored) in place, the index
+        // never boxed (the container is checked: input 0 of BINARY_SUBSCR,
+        // 1 of STORE_SUBSCR).
         SiteProfile p = site_profile(code_, ins);
         if (top(s) == VType::kInt && top(s, 1) == VType::kObject && p.state == SiteState::kSpecialised &&
             p.type == SeenType::kList) {
-            d.kind = OpKind::kListStore;
-            d.guards = 2;
+            bool load = ins.opcode == BINARY_SUBSCR;
+            d.kind = load ? OpKind::kListItem : OpKind::kListStore;
+            d.guards = load ? 1 : 2;
         }
         break;
     }

@@ -149,6 +149,7 @@ private:
     bool emit_negative(int k);
     bool emit_compare(int k);
     bool emit_for_iter(int k);
+    void list_item_address(int k, int d, const Label &leave);
     bool emit_list_item(int k);
     bool emit_list_store(int k);
     bool emit_jump(int k);

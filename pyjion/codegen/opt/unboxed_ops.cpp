@@ -398,14 +398,14 @@ bool UnboxedFrame::emit_jump(int k)
 // xs[i]: an exact list (checked) and an int64 index, negative counting from
 // the end as list.__getitem__ does; the item is pushed as a new reference.
 // An index out of range leaves for the interpreter, which raises IndexError.
-bool UnboxedFrame::emit_list_item(int k)
+// The list at stack position d - 2, checked (else `leave`), and the int64
+// index at d - 1 made non-negative and checked against its length (else
+// `leave`: the interpreter raises IndexError): rax = its items, r15 = the
+// index, rdi = the list. Clobbers rcx.
+void UnboxedFrame::list_item_address(int k, int d, const Label &leave)
 {
-    if (types_->decision(k).kind != OpKind::kListItem) return false;
     auto &a = c_.as();
     auto &em = c_.em();
-    int d = rep_.depth();
-    if (unboxed_kind(rep_.slot(d - 2))) return false;
-    Label leave = exit(unboxed::kExitNotList, k, d);
     load_int(k, d - 1, x86::r15, exit(unboxed::kExitGuardInt, k, d));
     a.mov(x86::rdi, frame_slot(slot_of_stack(d - 2)));
     em.load_address(x86::rax, &PyList_Type);
@@ -420,6 +420,17 @@ bool UnboxedFrame::emit_list_item(int k)
     a.cmp(x86::r15, x86::rcx);
     a.jae(leave);   // unsigned: negative after the adjustment too
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kListItems));
+}
+
+bool UnboxedFrame::emit_list_item(int k)
+{
+    if (types_->decision(k).kind != OpKind::kListItem) return false;
+    auto &a = c_.as();
+    auto &em = c_.em();
+    int d = rep_.depth();
+    if (unboxed_kind(rep_.slot(d - 2))) return false;
+    Label leave = exit(unboxed::kExitNotList, k, d);
+    list_item_address(k, d, leave);
     a.mov(x86::r14, x86::qword_ptr(x86::rax, x86::r15, 3));
     em.incref(x86::r14);
     release_boxed_inputs(2, instr(k).index);   // a dying list's items may run code: prev_instr set first
@@ -443,20 +454,8 @@ bool UnboxedFrame::emit_list_store(int k)
     if (unboxed_kind(rep_.slot(d - 2))) return false;
     SlotKind value = rep_.slot(d - 3);
     Label leave = exit(unboxed::kExitNotList, k, d);
-    load_int(k, d - 1, x86::r15, exit(unboxed::kExitGuardInt, k, d));
-    a.mov(x86::rdi, frame_slot(slot_of_stack(d - 2)));
-    em.load_address(x86::rax, &PyList_Type);
-    a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
-    a.jne(leave);
-    Label positive = a.newLabel(), old_ok = a.newLabel();
-    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));   // len(xs)
-    a.test(x86::r15, x86::r15);
-    a.jns(positive);
-    a.add(x86::r15, x86::rcx);
-    a.bind(positive);
-    a.cmp(x86::r15, x86::rcx);
-    a.jae(leave);   // unsigned: negative after the adjustment too
-    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kListItems));
+    Label old_ok = a.newLabel();
+    list_item_address(k, d, leave);
     a.mov(x86::r14, x86::qword_ptr(x86::rax, x86::r15, 3));   // the old item
     a.cmp(x86::qword_ptr(x86::r14, layout::kObjectRefcnt), 1);
     a.jne(old_ok);
