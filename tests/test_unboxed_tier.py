@@ -625,3 +625,21 @@ def test_a_box_held_elsewhere_is_never_reused():
     outcomes, info = tier_differential(SHARED_BOXES, [(5, 0.25)] * 30, [(40, 0.75), (7, -2.0)], name="f")
     # (compared with stock: every kept float, every snapshot of the locals)
     assert info.tier == 2 and [o[0] for o in outcomes] == ["return", "return"]
+
+
+POWER_OF_TWO_DIVISORS = """
+def f(lo, hi, y, c):
+    out = []
+    for x in range(lo, hi):
+        out.append((x // 2, x % 2, x // 8, x % 8, x // 1, x % 1, x // 4611686018427387904,
+                    x % 4611686018427387904, x // (2 if c else y), x % (4 if c else y)))
+    return out
+"""
+
+
+def test_floor_division_and_modulo_by_constant_powers_of_two():
+    # shifts and masks, Python's floor rounding for negatives included; a
+    # divisor that only one path makes constant divides in full.
+    calls = [(-20, 20, 3, True), (-20, 20, -3, False), (2 ** 63 - 5, 2 ** 63 - 1, 7, True),
+             (-2 ** 63, -2 ** 63 + 4, -1, True)]
+    tier_differential(POWER_OF_TWO_DIVISORS, [(0, 5, 3, True), (0, 5, 3, False)] * 15, calls, exits={})

@@ -144,6 +144,7 @@ private:
     bool emit_store_fast(int k);
     bool emit_load_const(int k);
     bool emit_pop_top(int k);
+    int power_of_two_divisor(int k) const;
     bool emit_int_arith(int k);
     bool emit_float_arith(int k);
     bool emit_negative(int k);

@@ -126,6 +126,26 @@ void UnboxedFrame::release_boxed_inputs(int n, int prev_unit)
     }
 }
 
+// For // and % whose divisor is the constant just loaded and a positive
+// power of two: its exponent; else -1.
+int UnboxedFrame::power_of_two_divisor(int k) const
+{
+    int op = instr(k).oparg;
+    bool division = op == NB_FLOOR_DIVIDE || op == NB_INPLACE_FLOOR_DIVIDE || op == NB_REMAINDER ||
+                    op == NB_INPLACE_REMAINDER;
+    // (not at a jump target: another path may bring another divisor)
+    if (!division || k == 0 || instr(k - 1).opcode != LOAD_CONST || bc_.is_jump_target(instr(k).start) ||
+        unboxed_kind(rep_.peek())) {
+        return -1;
+    }
+    PyObject *v = PyTuple_GET_ITEM(code_->co_consts, instr(k - 1).oparg);
+    if (!PyLong_CheckExact(v)) return -1;
+    int overflow = 0;
+    long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow != 0 || n <= 0 || (n & (n - 1)) != 0) return -1;
+    return __builtin_ctzll(static_cast<unsigned long long>(n));
+}
+
 bool UnboxedFrame::emit_int_arith(int k)
 {
     const Instr &ins = instr(k);
@@ -137,6 +157,23 @@ bool UnboxedFrame::emit_int_arith(int k)
     // The inputs are loaded before the decisions' exits are needed: the
     // exits box from the state before the instruction.
     load_int(k, lhs, x86::r14, guard);
+    int shift = power_of_two_divisor(k);
+    if (shift >= 0) {
+        // // and % by a constant 2**shift: Python's floor rounding is the
+        // arithmetic shift's, and the remainder (of the divisor's sign) the
+        // low bits, for every int64.
+        if (ins.oparg == NB_FLOOR_DIVIDE || ins.oparg == NB_INPLACE_FLOOR_DIVIDE) {
+            a.sar(x86::r14, shift);
+        } else {
+            a.mov(x86::rax, imm((uint64_t{1} << shift) - 1));
+            a.and_(x86::r14, x86::rax);
+        }
+        a.mov(shadow(slot_of_stack(lhs)), x86::r14);
+        release_boxed_inputs(2);
+        rep_.drop(2);
+        rep_.push(SlotKind::int64());
+        return true;
+    }
     load_int(k, rhs, x86::r15, guard);
     switch (ins.oparg) {
     case NB_ADD: case NB_INPLACE_ADD:
