@@ -643,3 +643,33 @@ def test_floor_division_and_modulo_by_constant_powers_of_two():
     calls = [(-20, 20, 3, True), (-20, 20, -3, False), (2 ** 63 - 5, 2 ** 63 - 1, 7, True),
              (-2 ** 63, -2 ** 63 + 4, -1, True)]
     tier_differential(POWER_OF_TWO_DIVISORS, [(0, 5, 3, True), (0, 5, 3, False)] * 15, calls, exits={})
+
+
+FLOAT_ITEMS = """
+def f(xs, ys, n):
+    acc = 0.0
+    for i in range(n):
+        acc = acc + xs[i] * 0.5
+        acc = acc - (xs[i] - ys[i])
+        if ys[i] < acc:
+            acc = acc * 0.25
+    return acc
+"""
+
+
+def test_float_list_items_are_read_in_place_for_float_arithmetic():
+    xs = [0.5 * i for i in range(30)]
+    ys = [1.5 - i for i in range(30)]
+    nan = [float("nan")] * 3
+    tier_differential(FLOAT_ITEMS, [([1.0, 2.0], [0.5, 0.25], 2)] * 30,
+                      [(xs, ys, 30), (nan, nan, 3), ([-0.0, 1e308], [0.0, -1e308], 2)], exits={})
+
+
+@pytest.mark.parametrize("xs, ys", [
+    ([1, 2, 3], [0.5, 0.5, 0.5]),          # ints where float arithmetic takes them (x * 0.5)
+    ([1.0, 2.0, 3.0], [1, True, 2 ** 70]), # an int, a bool, a huge int where a float was read
+    ((1.0, 2.0, 3.0), [0.5, 0.5, 0.5]),    # a tuple
+], ids=["ints", "int_bool_huge", "tuple"])
+def test_list_items_that_are_not_floats_go_the_generic_way(xs, ys):
+    outcomes, info = tier_differential(FLOAT_ITEMS, [([1.0, 2.0], [0.5, 0.25], 2)] * 30, [(xs, ys, 3)])
+    assert info.tier == 2 and info.exits     # left the machine code, results as stock's

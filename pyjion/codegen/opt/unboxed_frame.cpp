@@ -65,6 +65,24 @@ UnboxedFrame::UnboxedFrame(Compiler &c, PyCodeObject *code, const Bytecode &byte
             numeric[ins.oparg] = true;
         }
     }
+    // A list item only float arithmetic reads is read as a double in place
+    // (emit_list_item): its stack slot is shadowed.
+    float_item_.assign(bc_.instrs().size(), false);
+    item_or_int_.assign(bc_.instrs().size(), false);
+    for (size_t k = 0; k < bc_.instrs().size(); k++) {
+        const Instr &ins = bc_.instrs()[k];
+        if (types_->state_at(static_cast<int>(k)) == nullptr || types_->decision(static_cast<int>(k)).kind != OpKind::kListItem) continue;
+        int c = consumer_of(static_cast<int>(k), ins.depth - 2);
+        if (c < 0) continue;
+        OpKind use = types_->decision(c).kind;
+        if (use != OpKind::kFloatArith && use != OpKind::kFloatCompare) continue;
+        float_item_[k] = true;
+        // The arithmetic takes an int there too (guard bit 4: its left
+        // input, 8: its right): so does the read.
+        int input = ins.depth - 2 - (bc_.instrs()[c].depth - 2);   // 0: left, 1: right
+        item_or_int_[k] = (types_->decision(c).guards & (input == 0 ? 4 : 8)) != 0;
+        if (nlocals_ + ins.depth - 2 < (int)numeric.size()) numeric[nlocals_ + ins.depth - 2] = true;
+    }
     shadow_index_.assign(numeric.size(), -1);
     int n = 0;
     for (size_t i = 0; i < numeric.size(); i++) {
@@ -108,6 +126,26 @@ UnboxedFrame::UnboxedFrame(Compiler &c, PyCodeObject *code, const Bytecode &byte
             if (cur < 0 || loop_end[cur] - cur > loop_end[t] - static_cast<int>(t)) innermost_loop_[i] = static_cast<int>(t);
         }
     }
+}
+
+// The instruction that takes the value instruction k leaves at stack
+// position `pos`, within a straight-line stretch of loads and the
+// operations the tier runs unboxed; -1 where anything else comes first.
+int UnboxedFrame::consumer_of(int k, int pos) const
+{
+    for (int i = k + 1; i < (int)bc_.instrs().size(); i++) {
+        const Instr &ins = instr(i);
+        if (bc_.is_jump_target(ins.start) || ins.depth < 0) return -1;
+        int inputs;
+        switch (ins.opcode) {
+        case LOAD_FAST: case LOAD_CONST: inputs = 0; break;
+        case UNARY_NEGATIVE: inputs = 1; break;
+        case BINARY_OP: case COMPARE_OP: case BINARY_SUBSCR: inputs = 2; break;
+        default: return -1;
+        }
+        if (ins.depth - inputs <= pos) return i;
+    }
+    return -1;
 }
 
 // Whether instruction k is one the tier leaves to the baseline's visitor

@@ -114,6 +114,7 @@ private:
     model::FrameState merge_state(int k) const;
     VType type_of_stack(int k, int i) const;
     bool boxes_frame(int k) const;
+    int consumer_of(int k, int pos) const;
 
     // Moves between `from` and `to` (same depth): the plan apply_moves runs.
     unboxed::MovePlan moves(const model::FrameState &from, const model::FrameState &to, int k) const;
@@ -175,6 +176,10 @@ private:
     std::vector<std::vector<bool>> stored_in_loop_;
     // Per instruction: the header of the innermost loop around it, or -1.
     std::vector<int> innermost_loop_;
+    // Per BINARY_SUBSCR of a list: its item is read as a double in place
+    // (and an exact int item converted, where the arithmetic takes ints).
+    std::vector<bool> float_item_;
+    std::vector<bool> item_or_int_;
     int64_t unboxed_ops_ = 0;   // arithmetic, comparisons and range steps emitted unboxed, weighed
     int64_t move_cost_ = 0;     // weighed moves emitted where they run (box_everything, edges, fallthroughs)
     ExitCounts *exits_ = nullptr;

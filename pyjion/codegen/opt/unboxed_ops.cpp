@@ -469,6 +469,46 @@ bool UnboxedFrame::emit_list_item(int k)
     Label leave = exit(unboxed::kExitNotList, k, d);
     list_item_address(k, d, leave);
     a.mov(x86::r14, x86::qword_ptr(x86::rax, x86::r15, 3));
+    if (float_item_[k]) {
+        // Float arithmetic takes it next: its value, no reference taken.
+        // An exact int is converted where the arithmetic takes ints (as
+        // its own load would); anything else leaves, for the generic
+        // operations.
+        Label guard = exit(unboxed::kExitGuardFloat, k, d), read = a.newLabel();
+        em.load_address(x86::rax, &PyFloat_Type);
+        a.cmp(x86::qword_ptr(x86::r14, layout::kObjectType), x86::rax);
+        if (!item_or_int_[k]) {
+            a.jne(guard);
+        } else {
+            Label not_float = a.newLabel();
+            a.jne(not_float);
+            em.out_of_line([&] {
+                a.bind(not_float);
+                em.load_address(x86::rax, &PyLong_Type);
+                a.cmp(x86::qword_ptr(x86::r14, layout::kObjectType), x86::rax);
+                a.jne(guard);
+                Label big = a.newLabel(), have = a.newLabel();
+                a.mov(x86::rdi, x86::r14);
+                small_int_value(big);
+                a.bind(have);
+                a.cvtsi2sd(x86::xmm0, x86::rax);   // rounds to nearest even, as int.__float__ does
+                a.jmp(read);
+                a.bind(big);
+                em.call<&unboxed::long_to_int64>(InReg(), Lea(shadow(slot_of_stack(d - 2))));
+                a.test(x86::eax, x86::eax);
+                a.jnz(guard);
+                a.mov(x86::rax, shadow(slot_of_stack(d - 2)));
+                a.jmp(have);
+            });
+        }
+        a.movsd(x86::xmm0, x86::qword_ptr(x86::r14, layout::kFloatValue));
+        a.bind(read);
+        a.movsd(shadow(slot_of_stack(d - 2)), x86::xmm0);
+        release_boxed_inputs(2, instr(k).index);   // a dying list's items may run code: prev_instr set first
+        rep_.drop(2);
+        rep_.push(SlotKind::dbl());
+        return true;
+    }
     em.incref(x86::r14);
     release_boxed_inputs(2, instr(k).index);   // a dying list's items may run code: prev_instr set first
     a.mov(frame_slot(slot_of_stack(d - 2)), x86::r14);
