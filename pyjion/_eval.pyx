@@ -41,7 +41,6 @@ cdef extern from "codegen_api.h":
         int state
         int flags
         PyjionEntry entry
-        PyjionEntry fallback
         PyjionEntry fallback_resume
     int PYJION_CODE_NO_OPT
     ctypedef struct PyjionCompileOptions:
@@ -285,7 +284,7 @@ cdef int compile_code(PyjRecord *rec, PyCodeObject *co) noexcept:
         PyErr_Clear()
         out.result = PYJION_RESULT_COMPILER_ERROR
         out.reason = NULL
-    if out.entry != NULL and out.tier == 2 and rec.view.fallback == NULL:
+    if out.entry != NULL and out.tier == 2 and rec.view.fallback_resume == NULL:
         compile_fallback(rec, co, options)
     PyErr_Restore(et, ev, tb)
     return finish_compile(rec, &out, pyj_monotonic() - start)
@@ -293,9 +292,9 @@ cdef int compile_code(PyjRecord *rec, PyCodeObject *co) noexcept:
 
 cdef void compile_fallback(PyjRecord *rec, PyCodeObject *co, PyjionCompileOptions options) noexcept:
     """Baseline code where the optimising tier's code goes on when it cannot
-    (PyjionCodeView.fallback: calls whose arguments fail its entry checks;
-    fallback_resume: frames its side exits leave), kept as long as the
-    record. Without it (it did not compile) the interpreter runs those."""
+    (PyjionCodeView.fallback_resume: frames its side exits leave, and calls
+    whose arguments fail its entry checks), kept as long as the record.
+    Without it (it did not compile) the interpreter runs those."""
     global g_code_bytes
     cdef PyjionCompileResult fb
     memset(&fb, 0, sizeof(fb))
@@ -306,8 +305,7 @@ cdef void compile_fallback(PyjRecord *rec, PyCodeObject *co, PyjionCompileOption
         PyErr_Clear()
         return
     Py_XDECREF(fb.reason)
-    if fb.entry != NULL and fb.owner != NULL and keep_alive(rec, fb.owner):
-        rec.view.fallback = fb.entry
+    if fb.osr_entry != NULL and fb.owner != NULL and keep_alive(rec, fb.owner):
         rec.view.fallback_resume = fb.osr_entry
         rec.fallback_size = fb.code_size
         g_code_bytes += fb.code_size
@@ -824,7 +822,7 @@ def record_info(code):
     info["calls"] = rec.view.calls
     info["samples"] = rec.samples
     info["osr_entries"] = rec.osr_entries
-    info["fallback"] = rec.view.fallback != NULL
+    info["fallback"] = rec.view.fallback_resume != NULL
     info["fallback_size"] = rec.fallback_size
     info["state"] = _STATE_NAMES[rec.view.state]
     # Pyjion 2.0's profile-guided stages: 1 once a call was profiled, 2 once

@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 11
+#define PYJION_CODEGEN_API_VERSION 12
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -54,8 +54,8 @@ typedef struct {
      * granted behind a check at entry. */
     unsigned int arg_types;
     /* Baseline code that the optimising tier's code of the same code object
-     * falls back to (PyjionCodeView.fallback): its osr_entry takes any code
-     * unit where an instruction starts, not only loop headers. */
+     * falls back to (PyjionCodeView.fallback_resume): its osr_entry takes any
+     * code unit where an instruction starts, not only loop headers. */
     int fallback;
 } PyjionCompileOptions;
 
@@ -112,12 +112,11 @@ typedef struct {
     int state;                /* PYJION_CODE_* */
     int flags;                /* PYJION_CODE_NO_OPT */
     PyjionEntry entry;        /* the machine code's entry while state is COMPILED */
-    /* Baseline code of the same code object (PyjionCompileOptions.fallback),
-     * where the optimising tier's code goes on when it cannot: `fallback`
-     * runs the calls whose arguments fail its entry checks, `fallback_resume`
-     * (an OSR-style entry: ts, frame, code unit) the frames a side exit
-     * leaves at an instruction. NULL: the interpreter does. */
-    PyjionEntry fallback;
+    /* The OSR-style entry (ts, frame, code unit) of baseline code of the same
+     * code object (PyjionCompileOptions.fallback), where the optimising
+     * tier's code goes on when it cannot: the frames its side exits leave
+     * at an instruction, and the calls whose arguments fail its entry
+     * checks, at the first. NULL: the interpreter does. */
     PyjionEntry fallback_resume;
 } PyjionCodeView;
 

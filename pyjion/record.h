@@ -50,12 +50,14 @@ typedef struct {
     int tier;                 /* 0 interpreter, 1 baseline machine code */
     int result;               /* PYJION_RESULT_* of the compile, 0 = not tried */
     PyObject *owner;          /* keeps the machine code alive */
-    /* Machine code a recompile replaced (the optimising tier given up):
-     * frames may still run it, so it lives as long as the record. */
+    /* Machine code the record no longer enters directly, kept as long as
+     * the record because frames may still run it: what a recompile replaced
+     * (eager mode's profiled recompile, the optimising tier given up) and
+     * the baseline fallback (PyjionCodeView.fallback_resume). */
     PyObject *retired;
     PyObject *reason;         /* str: why compiling failed */
     Py_ssize_t code_size;
-    Py_ssize_t fallback_size;  /* bytes of the baseline fallback (PyjionCodeView.fallback) */
+    Py_ssize_t fallback_size;  /* bytes of the baseline fallback (PyjionCodeView.fallback_resume) */
     PyjTypeProfile *types;    /* NULL until the first profiled call */
     PyjProfile prof;
     /* Tiering (tiering.h); machine code reads none of these. */

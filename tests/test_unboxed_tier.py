@@ -25,26 +25,35 @@ def tier_on():
         yield
 
 
+def compare_calls(src, fn_jit, fn_ref, calls, jit):
+    """Each argument tuple of `calls` run by fn_jit inside `jit()` and by
+    fn_ref on stock, their outcomes compared; (stock's outcomes, fn_jit's
+    JitInfo after each call)."""
+    filename = fn_jit.__code__.co_filename
+    outcomes, infos = [], []
+    for args in calls:
+        with jit():
+            got = run_once(fn_jit, args, filename)
+            infos.append(pyjion.info(fn_jit))
+        with jit_off():
+            want = run_once(fn_ref, args, filename)
+        _compare(got, want, src, args)
+        outcomes.append(want[0])
+    return outcomes, infos
+
+
 def tier_differential(src, warm, calls, exits=None, name=None, tier=2):
     """warm: argument tuples run interpreted (quickening the JIT copy's code);
     calls: argument tuples then run under the JIT (the first compiles it) and
     on stock. exits: the JIT copy's {exit name: count} afterwards (None: not checked)."""
     fn_jit, fn_ref = fresh_copies(src, name=name)
-    filename = fn_jit.__code__.co_filename
     with jit_off():
         for args in warm:
             fn_jit(*args)
             fn_ref(*args)
-    outcomes = []
-    for args in calls:
-        with tier_on():
-            got = run_once(fn_jit, args, filename)
-            info = pyjion.info(fn_jit)
-        with jit_off():
-            want = run_once(fn_ref, args, filename)
+    outcomes, infos = compare_calls(src, fn_jit, fn_ref, calls, tier_on)
+    for info in infos:
         assert info.compiled, info.reason
-        _compare(got, want, src, args)
-        outcomes.append(want[0])
     assert info.tier == tier, "tier %d, expected %d" % (info.tier, tier)
     if exits is not None:
         assert info.exits == exits, "exits taken: %r, expected %r" % (info.exits, exits)
@@ -386,7 +395,6 @@ def warm_by_calls_differential(src, warm, calls, threshold=20, name=None):
     in the default mode (config(opt="auto"))."""
     fn_jit, fn_ref = fresh_copies(src, name=name)
     LAST_JIT_COPY[:] = [fn_jit]
-    filename = fn_jit.__code__.co_filename
     with jit_on(threshold):
         for args in warm * threshold:
             try:
@@ -394,16 +402,8 @@ def warm_by_calls_differential(src, warm, calls, threshold=20, name=None):
             except Exception:
                 pass
         assert pyjion.info(fn_jit).state == "interpreted"
-    outcomes = []
-    for args in calls:
-        with jit_on(threshold):
-            got = run_once(fn_jit, args, filename)
-            info = pyjion.info(fn_jit)
-        with jit_off():
-            want = run_once(fn_ref, args, filename)
-        _compare(got, want, src, args)
-        outcomes.append(want[0])
-    return outcomes, info
+    outcomes, infos = compare_calls(src, fn_jit, fn_ref, calls, lambda: jit_on(threshold))
+    return outcomes, infos[-1]
 
 
 def test_arguments_profiled_by_calls_type_a_while_loop():

@@ -52,10 +52,10 @@ void Compiler::compile()
     // The hook's argument types are a profile too (eager mode's second
     // compile, code warm by calls).
     bool profiled = code_->co_warmup == 0 || options_.hot || options_.arg_types != 0;
+    find_loops();   // the tier weighs its code by them
     if (options_.opt && (options_.opt_always || profiled)) {
         tier_ = opt::UnboxedFrame::plan(*this, code_, bytecode_, profiled, options_.arg_types);
     }
-    find_loops();
     compact_ = Py_SIZE(code_) > options_.compact_above;
     entry_ = model::EntryStates(bytecode_, bound_, code_->co_nlocalsplus);
     frame_ = model::FrameState(code_->co_nlocalsplus);
@@ -212,9 +212,6 @@ void Compiler::emit_tracing_check_at(int start, int depth)
     a.jne(deopt);
 }
 
-// Where to jump once tracing is found on, to go on at `start` with `depth`
-// values on the stack in the interpreter: a stub of its own that says where,
-// then the shared hand-off.
 // What every hand-over of the frame does first (rax: its prev_instr): the
 // frame unlinked and the recursion level given back, as at a return, and
 // the warm-up count passed on.
@@ -229,22 +226,9 @@ void Compiler::emit_handoff_prologue(Emitter &e)
     e.call<&rt::pyj_rt_sync_warmup>(Lea(Emitter::frame_address()), warmup_);
 }
 
-Label Compiler::entry_fallback()
-{
-    if (!entry_fallback_.isValid()) {
-        entry_fallback_ = em_.cold([this](Emitter &e) {
-            auto &a = e.as();
-            a.mov(Emitter::frame_d(layout::kFrameStackTop), code_->co_nlocalsplus);
-            a.lea(x86::rax, x86::ptr(Emitter::first_instr, -2));   // as a frame no instruction ran in
-            emit_handoff_prologue(e);
-            e.call<&unboxed::enter_fallback>(Emitter::tstate, Lea(Emitter::frame_address()));
-            a.mov(x86::r14, x86::rax);
-            a.jmp(exit_restore_);
-        });
-    }
-    return entry_fallback_;
-}
-
+// Where to jump once tracing is found on, to go on at `start` with `depth`
+// values on the stack in the interpreter: a stub of its own that says where,
+// then the shared hand-off.
 Label Compiler::tracing_exit(int start, int depth)
 {
     if (!tracing_handoff_.isValid()) {

@@ -112,12 +112,9 @@ private:
 public:
     void emit_tracing_check_at(int start, int depth);
     asmjit::Label tracing_exit(int start, int depth);
-    // Where a call whose arguments fail the optimising tier's entry checks
-    // goes: the frame, untouched yet, is handed to the code's baseline
-    // fallback (PyjionCodeView.fallback) or the interpreter.
-    asmjit::Label entry_fallback();
-    // Where the optimising tier's side exit goes to go on at `start` with
-    // `depth` values: the baseline fallback's resume entry, or the interpreter.
+    // Where the optimising tier's side exits (and its entry checks, at the
+    // first instruction) go on at `start` with `depth` values: the baseline
+    // fallback's resume entry, or the interpreter.
     asmjit::Label fallback_exit(int start, int depth);
     bool method_slot_likely(int base) const;
     void jump_if_flags(bool when_nonzero, int target_unit, const Instr &jump, const asmjit::Label &fallthrough);
@@ -321,7 +318,6 @@ private:
     asmjit::Label exit_return_, exit_error_, exit_unlinked_, exit_suspend_, exit_restore_;
     // The tail every tracing check shares (prev_instr in rax): made on first use.
     asmjit::Label tracing_handoff_;
-    asmjit::Label entry_fallback_;
     asmjit::Label fallback_handoff_;
     // Instructions the baseline's visitor of the one before implemented (fused).
     std::vector<bool> fused_into_previous_;

@@ -105,8 +105,8 @@ void guard_both(Compiler &c, PyTypeObject *type, const Label &left_fails, const 
     c.as().jne(right_fails);
 }
 
-// Python's floor division and modulo of r8 by r9 (r9 != 0): quotient in rax,
-// remainder in rdx, both rounded towards negative infinity.
+}  // namespace
+
 void floor_divmod(Compiler &c)
 {
     auto &a = c.as();
@@ -123,8 +123,6 @@ void floor_divmod(Compiler &c)
     a.dec(x86::rax);
     a.bind(exact);
 }
-
-}  // namespace
 
 void emit_binary_op(Compiler &c, int nb)
 {

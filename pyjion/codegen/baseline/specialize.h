@@ -24,6 +24,10 @@ void box_small_int(Compiler &c, const asmjit::x86::Gp &value, const asmjit::Labe
 // than one 30-bit digit. Clobbers rax.
 void load_small_int(Compiler &c, const x86::Gp &obj, const x86::Gp &value, const asmjit::Label &fail);
 
+// Python's floor division and modulo of r8 by r9 (r9 != 0): quotient in rax,
+// remainder in rdx, both rounded towards negative infinity. Clobbers rcx.
+void floor_divmod(Compiler &c);
+
 // BINARY_OP `nb_op`; the generic path is a slot helper (runtime_slots.h).
 void emit_binary_op(Compiler &c, int nb_op);
 

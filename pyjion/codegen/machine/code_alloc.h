@@ -63,7 +63,6 @@ public:
     // baseline code.
     void set_exit_counts(const uint64_t *counts) { exit_counts_ = counts; }
     const uint64_t *exit_counts() const { return exit_counts_; }
-
     const std::vector<OsrLoop> &loops() const { return loops_; }
     // The header of the innermost loop whose body spans code unit `unit`, or
     // nullptr. Bodies are contiguous ranges [header, end] in 3.11's layout;

@@ -90,42 +90,40 @@ UnboxedFrame::UnboxedFrame(Compiler &c, PyCodeObject *code, const Bytecode &byte
     }
     shadow_bytes_ = (n + 1) / 2 * 16;
     exits_ = c_.new_site_data<ExitCounts>();
-    // Loop depth: the instructions between a backward jump and its target.
+    // The loops (the compiler's: a header and its last backward jump). An
+    // instruction's weight is 8 to the power of the loops around it. Per loop
+    // with generic instructions in it (they box the frame): the locals it
+    // stores. At the jump targets in such a loop, only those are held
+    // unboxed; one the innermost loop only reads stays boxed (arithmetic
+    // reads its value in place), so the generic instructions do not box it
+    // and the back edge unbox it on every turn.
     const auto &instrs = bc_.instrs();
-    std::vector<int> depth(instrs.size(), 0);
-    for (size_t k = 0; k < instrs.size(); k++) {
-        int t = instrs[k].target >= 0 ? bc_.instr_at(instrs[k].target) : -1;
-        if (t < 0 || t > static_cast<int>(k)) continue;
-        for (size_t i = static_cast<size_t>(t); i <= k; i++) depth[i]++;
-    }
-    weight_.resize(instrs.size());
-    for (size_t k = 0; k < instrs.size(); k++) weight_[k] = int64_t{1} << (3 * std::min(depth[k], 3));
-    // Per loop with generic instructions in it (they box the frame): the
-    // locals it stores. At the jump targets in such a loop, only those are
-    // held unboxed; one the innermost loop only reads stays boxed
-    // (arithmetic reads its value in place), so the generic instructions do
-    // not box it and the back edge unbox it on every turn.
-    std::vector<int> loop_end(instrs.size(), -1);   // per header: its last backward jump
-    for (size_t k = 0; k < instrs.size(); k++) {
-        int t = instrs[k].target >= 0 ? bc_.instr_at(instrs[k].target) : -1;
-        if (t >= 0 && t <= static_cast<int>(k)) loop_end[t] = std::max(loop_end[t], static_cast<int>(k));
-    }
+    std::vector<int> depth(instrs.size(), 0), loop_length(instrs.size(), 0);
     stored_in_loop_.assign(instrs.size(), {});
     innermost_loop_.assign(instrs.size(), -1);
-    for (size_t t = 0; t < instrs.size(); t++) {
-        if (loop_end[t] < 0) continue;
+    for (const LoopHeader &loop : c_.loops()) {
+        // loop.end is the backward jump's own unit (after any EXTENDED_ARG)
+        int t = bc_.instr_at(loop.header), end = t;
+        if (t < 0) continue;
+        while (end + 1 < (int)instrs.size() && instrs[end + 1].index <= loop.end) end++;
+        loop_length[t] = end - t;
         bool boxes = false;
-        for (int i = static_cast<int>(t); i <= loop_end[t] && !boxes; i++) boxes = boxes_frame(i);
+        for (int i = t; i <= end; i++) {
+            depth[i]++;
+            boxes = boxes || boxes_frame(i);
+        }
         if (!boxes) continue;
         auto &stored = stored_in_loop_[t];
         stored.assign(nlocals_, false);
-        for (int i = static_cast<int>(t); i <= loop_end[t]; i++) {
+        for (int i = t; i <= end; i++) {
             const Instr &ins = instrs[i];
             if ((ins.opcode == STORE_FAST || ins.opcode == DELETE_FAST) && ins.oparg < nlocals_) stored[ins.oparg] = true;
             int cur = innermost_loop_[i];
-            if (cur < 0 || loop_end[cur] - cur > loop_end[t] - static_cast<int>(t)) innermost_loop_[i] = static_cast<int>(t);
+            if (cur < 0 || loop_length[cur] > end - t) innermost_loop_[i] = t;
         }
     }
+    weight_.resize(instrs.size());
+    for (size_t k = 0; k < instrs.size(); k++) weight_[k] = int64_t{1} << (3 * std::min(depth[k], 3));
 }
 
 // The instruction that takes the value instruction k leaves at stack
@@ -253,11 +251,12 @@ void UnboxedFrame::emit_entry_checks()
     if (args.empty()) return;
     auto &a = c_.as();
     auto &em = c_.em();
-    // Nothing ran and nothing is unboxed yet: the call goes to the baseline
-    // fallback as it is (tracebacks as baseline code makes them).
+    // Nothing ran and nothing is unboxed yet: the call goes on from its
+    // first instruction in the baseline fallback (tracebacks as baseline
+    // code makes them).
     Label fail = em.cold([this](Emitter &e) {
         count_exit_or_retire(e, unboxed::kExitArgTypes);
-        e.as().jmp(c_.entry_fallback());
+        e.as().jmp(c_.fallback_exit(instr(0).start, 0));
     });
     for (const auto &[local, type] : args) {
         a.mov(x86::rdi, frame_slot(local));   // bound: every argument is at entry

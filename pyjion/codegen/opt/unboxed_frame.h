@@ -60,8 +60,8 @@ public:
     ExitCounts *exit_counts() const { return exits_; }
 
     // At the function's entry (not the OSR entry's): the arguments the types
-    // take to be ints or floats are checked; if one is not, the interpreter
-    // runs the call (exit arg_types).
+    // take to be ints or floats are checked; if one is not, the baseline
+    // fallback runs the call (exit arg_types).
     void emit_entry_checks();
     // Before instruction k's label, when the code before falls into it.
     void fall_into(int k);

@@ -157,24 +157,9 @@ bool UnboxedFrame::emit_int_arith(int k)
     // The inputs are loaded before the decisions' exits are needed: the
     // exits box from the state before the instruction.
     load_int(k, lhs, x86::r14, guard);
+    // A constant power-of-two divisor is never loaded (its exponent instead).
     int shift = power_of_two_divisor(k);
-    if (shift >= 0) {
-        // // and % by a constant 2**shift: Python's floor rounding is the
-        // arithmetic shift's, and the remainder (of the divisor's sign) the
-        // low bits, for every int64.
-        if (ins.oparg == NB_FLOOR_DIVIDE || ins.oparg == NB_INPLACE_FLOOR_DIVIDE) {
-            a.sar(x86::r14, shift);
-        } else {
-            a.mov(x86::rax, imm((uint64_t{1} << shift) - 1));
-            a.and_(x86::r14, x86::rax);
-        }
-        a.mov(shadow(slot_of_stack(lhs)), x86::r14);
-        release_boxed_inputs(2);
-        rep_.drop(2);
-        rep_.push(SlotKind::int64());
-        return true;
-    }
-    load_int(k, rhs, x86::r15, guard);
+    if (shift < 0) load_int(k, rhs, x86::r15, guard);
     switch (ins.oparg) {
     case NB_ADD: case NB_INPLACE_ADD:
         a.add(x86::r14, x86::r15);
@@ -193,7 +178,19 @@ bool UnboxedFrame::emit_int_arith(int k)
     case NB_XOR: case NB_INPLACE_XOR: a.xor_(x86::r14, x86::r15); break;
     case NB_FLOOR_DIVIDE: case NB_INPLACE_FLOOR_DIVIDE: case NB_REMAINDER: case NB_INPLACE_REMAINDER: {
         bool floor_div = ins.oparg == NB_FLOOR_DIVIDE || ins.oparg == NB_INPLACE_FLOOR_DIVIDE;
-        Label ok = a.newLabel(), exact = a.newLabel();
+        if (shift >= 0) {
+            // By 2**shift: Python's floor rounding is the arithmetic shift's,
+            // and the remainder (of the divisor's sign) the low bits, for
+            // every int64.
+            if (floor_div) {
+                a.sar(x86::r14, shift);
+            } else {
+                a.mov(x86::rax, imm((uint64_t{1} << shift) - 1));
+                a.and_(x86::r14, x86::rax);
+            }
+            break;
+        }
+        Label ok = a.newLabel();
         a.test(x86::r15, x86::r15);
         a.jz(exit(unboxed::kExitZeroDivisor, k, d));
         a.cmp(x86::r15, -1);
@@ -202,19 +199,9 @@ bool UnboxedFrame::emit_int_arith(int k)
         a.cmp(x86::r14, x86::rax);
         a.je(overflow);   // INT64_MIN // -1 does not fit (and idiv would trap)
         a.bind(ok);
-        a.mov(x86::rax, x86::r14);
-        a.cqo();
-        a.idiv(x86::r15);
-        // Round the quotient towards negative infinity: a remainder whose sign
-        // differs from the divisor's moves by one divisor.
-        a.test(x86::rdx, x86::rdx);
-        a.jz(exact);
-        a.mov(x86::rcx, x86::rdx);
-        a.xor_(x86::rcx, x86::r15);
-        a.jns(exact);
-        a.dec(x86::rax);
-        a.add(x86::rdx, x86::r15);
-        a.bind(exact);
+        a.mov(x86::r8, x86::r14);
+        a.mov(x86::r9, x86::r15);
+        floor_divmod(c_);
         a.mov(x86::r14, floor_div ? x86::rax : x86::rdx);
         break;
     }

@@ -114,18 +114,18 @@ int float_pow(double base, double exp, double *out)
     return 0;
 }
 
-PyObject *enter_fallback(PyThreadState *ts, _PyInterpreterFrame *frame)
+namespace {
+// What the hook's record of the frame's code tells machine code, or nullptr.
+PyjionCodeView *code_view(_PyInterpreterFrame *frame)
 {
     Py_ssize_t index = direct::hook_state.record_index;
-    auto *view = index >= 0 ? static_cast<PyjionCodeView *>(pyj_code_extra(frame->f_code, index)) : nullptr;
-    if (view != nullptr && view->fallback != nullptr && !ts->cframe->use_tracing) return view->fallback(ts, frame, 0);
-    return rt::pyj_rt_interpret(ts, frame, 0);
+    return index >= 0 ? static_cast<PyjionCodeView *>(pyj_code_extra(frame->f_code, index)) : nullptr;
 }
+}  // namespace
 
 PyObject *resume_fallback(PyThreadState *ts, _PyInterpreterFrame *frame)
 {
-    Py_ssize_t index = direct::hook_state.record_index;
-    auto *view = index >= 0 ? static_cast<PyjionCodeView *>(pyj_code_extra(frame->f_code, index)) : nullptr;
+    PyjionCodeView *view = code_view(frame);
     if (view != nullptr && view->fallback_resume != nullptr && !ts->cframe->use_tracing) {
         int unit = static_cast<int>(frame->prev_instr + 1 - _PyCode_CODE(frame->f_code));
         return view->fallback_resume(ts, frame, unit);
@@ -135,9 +135,7 @@ PyObject *resume_fallback(PyThreadState *ts, _PyInterpreterFrame *frame)
 
 void retire(_PyInterpreterFrame *frame)
 {
-    Py_ssize_t index = direct::hook_state.record_index;
-    if (index < 0) return;
-    auto *view = static_cast<PyjionCodeView *>(pyj_code_extra(frame->f_code, index));
+    PyjionCodeView *view = code_view(frame);
     if (view == nullptr || (view->state != PYJION_CODE_COMPILED && view->state != PYJION_CODE_PROFILING)) return;
     view->flags |= PYJION_CODE_NO_OPT;
     view->state = PYJION_CODE_PROFILING;   // the hook compiles baseline code at the next call

@@ -87,12 +87,9 @@ void retire(_PyInterpreterFrame *frame);
 // else -1 (the generic operator decides: complex, ZeroDivisionError,
 // OverflowError, the special cases of NaN and infinities).
 int float_pow(double base, double exp, double *out);
-// Runs a frame whose arguments failed the optimising tier's entry checks (no
-// instruction ran yet): in its code's baseline fallback (PyjionCodeView.
-// fallback), or the interpreter where there is none.
-PyObject *enter_fallback(PyThreadState *ts, _PyInterpreterFrame *frame);
-// Runs a frame a side exit left, boxed, at prev_instr + 1: in the baseline
-// fallback's resume entry (PyjionCodeView.fallback_resume), or the interpreter.
+// Runs a frame a side exit (or a failed entry check) left, boxed, at
+// prev_instr + 1: in the baseline fallback's resume entry
+// (PyjionCodeView.fallback_resume), or the interpreter.
 PyObject *resume_fallback(PyThreadState *ts, _PyInterpreterFrame *frame);
 
 // An exact int's value if it fits int64: 0 and *out set, else -1 (no error set).
