@@ -2,7 +2,8 @@
 
 Each generated function runs a hot loop of int or float arithmetic over its
 arguments (+ - * // % / & | ^, unary -, comparisons steering ifs, `for i in
-range(...)` and bounded `while` loops, accumulators). One copy is warmed up
+range(...)` and bounded `while` loops, accumulators, items of a list argument
+read and stored at constant and computed indexes). One copy is warmed up
 in the interpreter with one set of argument types (so its sites are
 profiled, as in the default mode) and then compiled by the JIT with the
 tier wherever it unboxes (config(opt="always")); every other function is
@@ -55,8 +56,14 @@ STRANGE = [2 ** 62, 2 ** 62 + 1, 2 ** 63 - 1, -(2 ** 63), 2 ** 63, -(2 ** 63) - 
            BigMul(3), Half(0.25), None, 2 ** 31, -(2 ** 31)]
 
 
+def list_item(rng):
+    return "xs[%s]" % rng.choice(["0", "1", "2", "-1", "-3", "i % 3"])
+
+
 def expression(rng, names, kind, depth):
     if depth <= 0 or rng.random() < 0.3:
+        if rng.random() < 0.15:
+            return list_item(rng)
         if rng.random() < 0.6:
             return rng.choice(names)
         if kind == "int":
@@ -69,7 +76,7 @@ def expression(rng, names, kind, depth):
 
 
 def generate(seed, index):
-    """(source, kind): a function f(a, b, n) of one hot loop."""
+    """(source, kind): a function f(a, b, n, xs) of one hot loop."""
     rng = random.Random("%s-%d" % (seed, index))
     kind = rng.choice(["int", "float", "mixed"])
     ek = "int" if kind == "int" else "float"
@@ -84,16 +91,20 @@ def generate(seed, index):
         if rng.random() < 0.4:
             stmt = "if %s:\n    %s" % (cond, stmt.replace("\n", "\n    "))
         body.append(stmt)
+        if rng.random() < 0.3:
+            body.append("%s %s= %s" % (list_item(rng), rng.choice(["", "+", "-", "*"]),
+                                       expression(rng, names, ek, 2)))
     loop = rng.choice(["for", "while"])
     start = "0" if kind == "int" else "0.0"
-    src = "def f(a, b, n):\n    acc = %s\n" % start
+    # (a copy: the caller's list is the same object for the JIT and stock runs)
+    src = "def f(a, b, n, xs):\n    xs = list(xs) if type(xs) is list else xs\n    acc = %s\n" % start
     if loop == "for":
         src += "    for i in range(n):\n"
         src += textwrap.indent("\n".join(body), "        ") + "\n"
     else:
         src += "    i = 0\n    while i < n:\n"
         src += textwrap.indent("\n".join(body), "        ") + "\n        i += 1\n"
-    src += "    return acc\n"
+    src += "    return acc, xs\n"
     return src, kind
 
 
@@ -105,13 +116,17 @@ def arguments(seed, index, kind):
         warm = (rng.uniform(-5, 5), rng.uniform(0.5, 5), 5)
     else:
         warm = (rng.randint(-50, 50), rng.uniform(0.5, 5), 5)
+    items = [warm[0], warm[1], warm[0]]
+    warm = warm + (items,)
     calls = [warm]
     for _ in range(6):
         a = rng.choice(STRANGE) if rng.random() < 0.7 else warm[0]
         b = rng.choice(STRANGE) if rng.random() < 0.7 else warm[1]
+        xs = rng.choice([items, items, [rng.choice(STRANGE) for _ in range(3)], [items[0]], [],
+                         tuple(items), None, [1, 2, 3], items + [0.5]])
         # A few rounds only: a loop that squares an int doubles its digits
         # every round.
-        calls.append((a, b, rng.choice([0, 1, 3, 6])))
+        calls.append((a, b, rng.choice([0, 1, 3, 6]), xs))
     return warm, calls
 
 

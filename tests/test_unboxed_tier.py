@@ -673,3 +673,136 @@ def test_float_list_items_are_read_in_place_for_float_arithmetic():
 def test_list_items_that_are_not_floats_go_the_generic_way(xs, ys):
     outcomes, info = tier_differential(FLOAT_ITEMS, [([1.0, 2.0], [0.5, 0.25], 2)] * 30, [(xs, ys, 3)])
     assert info.tier == 2 and info.exits     # left the machine code, results as stock's
+
+
+# Lazy values (model::Kind::LazyConst / LazyLocal): LOAD_CONST and LOAD_FAST
+# of a bound boxed local push no code; the tier's operations read the object
+# where it is (a constant index is an immediate), and an exit, a jump or a
+# generic instruction stores it first. A local rebound while a lazy copy of
+# it is on the stack has the copy stored before.
+CONSTANT_INDEXES = """
+def f(p, v, n, dt):
+    v = list(v) if type(v) is list else v      # the caller's list stays as it was
+    e = 0.0
+    for i in range(n):
+        dx = p[0] - p[-1]
+        v[0] -= dx * dt
+        v[-1] += p[1] * 0.5
+        v[1] = 2.5
+        e += v[0] * v[0] + v[-2] / 4.0
+    return e, v
+"""
+
+
+def test_list_items_at_constant_indexes_and_constant_operands():
+    calls = [([1.0, 2.0, 3.0], [0.5, 0.25, 0.125], 50, 0.01), ([-0.0, 1e300, 7.0], [1.0, 2.0], 3, 2.0),
+             ([float("nan")] * 2, [1.0] * 4, 2, 0.5)]
+    outcomes, info = tier_differential(CONSTANT_INDEXES, [([1.0, 2.0], [0.5, 0.5], 3, 0.1)] * 30, calls,
+                                       exits={})
+    assert [o[0] for o in outcomes] == ["return"] * 3
+
+
+@pytest.mark.parametrize("p, v, outcome, exit", [
+    ([1.0], [0.5, 0.5], "raise", "not_list"),           # p[-1] is p[0]; p[1]: IndexError
+    ([1.0, 2.0], [0.5], "raise", "not_list"),           # v[1] = 2.5: IndexError at a constant index
+    ([], [0.5, 0.5], "raise", "not_list"),              # p[0]: IndexError
+    ((1.0, 2.0), [0.5, 0.5], "return", "not_list"),     # a tuple where the profile saw lists
+    ([1, 2.0], [0.5, 0.5], "return", "guard_float"),    # an int item where floats were read
+], ids=["one_item", "store_out_of_range", "empty", "tuple", "int_item"])
+def test_constant_indexes_that_do_not_hold_leave_with_the_lazy_values_stored(p, v, outcome, exit):
+    outcomes, info = tier_differential(CONSTANT_INDEXES, [([1.0, 2.0], [0.5, 0.5], 3, 0.1)] * 30,
+                                       [(p, v, 2, 0.5)])
+    assert outcomes[0][0] == outcome
+    assert info.tier == 2 and exit in info.exits
+
+
+REBOUND_LOCAL = """
+def f(xs, ys, n):
+    first = xs[0 if (xs := ys) else 1]    # the old xs's item: xs is rebound while a lazy copy is held
+    acc = first * 1.0
+    for i in range(n):
+        acc = acc * 0.5 + xs[0] - ys[-1]
+    return acc, first, xs
+"""
+
+
+def test_a_local_rebound_while_a_lazy_copy_is_on_the_stack():
+    calls = [([1.0, 2.0], [3.0, 4.0, 5.0], 7), ([0.5], [0.25], 0), ([2.5, 1.5], [], 3)]
+    outcomes, info = tier_differential(REBOUND_LOCAL, [([1.0], [2.0], 3)] * 30, calls)
+    assert [o[0] for o in outcomes] == ["return", "return", "raise"]   # as stock's, refcounts too
+    assert info.tier == 2
+
+
+def test_lazy_values_pass_the_frame_models_run_time_check():
+    # config(debug=True) checks every boundary's frame against the model: a
+    # lazy value's frame slot is not checked, the others are.
+    fn_jit, fn_ref = fresh_copies(CONSTANT_INDEXES)
+    with jit_off():
+        for _ in range(30):
+            fn_jit([1.0, 2.0], [0.5, 0.5], 3, 0.1)
+    with tier_on():
+        pyjion.config(debug=True)
+        try:
+            got = fn_jit([1.0, 2.0, 3.0], [0.5, 0.25, 0.125], 40, 0.01)
+            short = run_once(fn_jit, ([1.0, 2.0], [0.5], 2, 0.5), fn_jit.__code__.co_filename)
+        finally:
+            pyjion.config(debug=False)
+        assert pyjion.info(fn_jit).tier == 2
+    with jit_off():
+        assert got == fn_ref([1.0, 2.0, 3.0], [0.5, 0.25, 0.125], 40, 0.01)
+        _compare(short, run_once(fn_ref, ([1.0, 2.0], [0.5], 2, 0.5), fn_ref.__code__.co_filename),
+                 CONSTANT_INDEXES, ())
+
+
+def test_tracing_started_while_lazy_values_are_on_the_stack():
+    src = """
+import sys
+
+def start_tracing(events):
+    def tracer(frame, event, arg):
+        if frame.f_code.co_name == "f":
+            events.append((event, frame.f_lineno))
+        return tracer
+    sys._getframe(1).f_trace = tracer
+    sys.settrace(tracer)
+    return 1.0
+
+def f(xs, n, events):
+    t = 0.0
+    for i in range(n):
+        t += xs[0] * (
+            xs[1]) + (start_tracing(events) if i == 4 else 0.5)
+    sys.settrace(None)
+    return t
+"""
+    fn_jit, fn_ref = fresh_copies(src, name="f")
+    with jit_off():
+        for _ in range(30):
+            fn_jit([1.0, 2.0], 3, [])
+    ev_jit, ev_ref = [], []
+    with tier_on():
+        got = fn_jit([1.5, 2.5], 8, ev_jit)
+        assert pyjion.info(fn_jit).tier == 2
+    with jit_off():
+        want = fn_ref([1.5, 2.5], 8, ev_ref)
+    assert got == want
+    assert ev_jit == ev_ref and ev_ref
+
+
+INT_ITEM_BEFORE_AN_EXIT = """
+def f(b, xs, n):
+    acc = 0.0
+    for i in range(n):
+        acc = (i + b) / (b - xs[i % 3])
+    return acc
+"""
+
+
+def test_an_int_item_the_arithmetic_takes_stays_an_int_through_a_later_exit():
+    # (from fuzz_numeric, seed 2) the subtraction saw ints and floats: its
+    # item stays an object, so when b's guard fails there, the generic
+    # operations compute True - 1 == 0 and 1 / 0 as stock does (int
+    # division's message), not True - 1.0.
+    outcomes, info = tier_differential(INT_ITEM_BEFORE_AN_EXIT, [(4.75, [-14, 2.5, -14], 5)] * 40,
+                                       [(True, [1, 2, 3], 3), (2.5, [1, 2.0, 3], 3)])
+    assert outcomes[0][0] == "raise" and info.tier == 2

@@ -12,6 +12,8 @@ std::string SlotKind::describe() const
     case Kind::KnownType: return std::string("type:") + (type() != nullptr ? type()->tp_name : "?");
     case Kind::Int64: return "i64";
     case Kind::Double: return "f64";
+    case Kind::LazyConst: return "lazy:const#" + std::to_string(const_index());
+    case Kind::LazyLocal: return "lazy:local#" + std::to_string(detail);
     }
     return "?";
 }

@@ -24,11 +24,17 @@ enum class Kind : uint8_t {
     KnownType,     // a strong reference to an object whose exact type is (PyTypeObject *)detail
     Int64,         // unboxed: the value of an exact int that fits int64 (optimising tier)
     Double,        // unboxed: the value of a float (optimising tier)
+    // Not yet in its frame slot (optimising tier): the value is one the
+    // frame already references, so nothing is stored or counted until an
+    // instruction or exit needs the slot filled; the tier's own operations
+    // read it where it is.
+    LazyConst,     // co_consts[detail]
+    LazyLocal,     // the object fast local `detail` holds (bound, boxed)
 };
 
 struct SlotKind {
     Kind kind = Kind::BoxedOrNull;
-    uintptr_t detail = 0;   // Const: index into co_consts; KnownType: the type; else 0
+    uintptr_t detail = 0;   // Const, LazyConst: index into co_consts; LazyLocal: the local; KnownType: the type
 
     static constexpr SlotKind boxed() { return {Kind::Boxed, 0}; }
     static constexpr SlotKind boxed_or_null() { return {Kind::BoxedOrNull, 0}; }
@@ -37,14 +43,18 @@ struct SlotKind {
     static SlotKind known_type(PyTypeObject *type) { return {Kind::KnownType, reinterpret_cast<uintptr_t>(type)}; }
     static constexpr SlotKind int64() { return {Kind::Int64, 0}; }
     static constexpr SlotKind dbl() { return {Kind::Double, 0}; }
+    static constexpr SlotKind lazy_const(uint32_t index) { return {Kind::LazyConst, index}; }
+    static constexpr SlotKind lazy_local(uint32_t index) { return {Kind::LazyLocal, index}; }
 
     uint32_t const_index() const { return static_cast<uint32_t>(detail); }
     PyTypeObject *type() const { return reinterpret_cast<PyTypeObject *>(detail); }
     // The slot may hold NULL.
     bool may_be_null() const { return kind == Kind::BoxedOrNull || kind == Kind::Null; }
     // The frame slot holds a PyObject * (or NULL) as the interpreter keeps it;
-    // Int64 and Double live unboxed and are boxed again at a side exit.
-    bool boxed_in_frame() const { return kind != Kind::Int64 && kind != Kind::Double; }
+    // Int64 and Double live unboxed and are boxed again at a side exit; the
+    // lazy kinds are stored there when something needs them.
+    bool boxed_in_frame() const { return kind < Kind::Int64; }
+    bool lazy() const { return kind == Kind::LazyConst || kind == Kind::LazyLocal; }
 
     bool operator==(const SlotKind &o) const { return kind == o.kind && detail == o.detail; }
     bool operator!=(const SlotKind &o) const { return !(*this == o); }

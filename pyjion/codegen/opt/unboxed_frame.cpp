@@ -66,9 +66,12 @@ UnboxedFrame::UnboxedFrame(Compiler &c, PyCodeObject *code, const Bytecode &byte
         }
     }
     // A list item only float arithmetic reads is read as a double in place
-    // (emit_list_item): its stack slot is shadowed.
+    // (emit_list_item): its stack slot is shadowed. Not where that
+    // arithmetic takes ints too (guard bit 4: its left input, 8: its
+    // right): an int item converted there would be a float to every exit
+    // before the arithmetic is done (a guard on the other input, a zero
+    // divisor), and the generic operation would then see 1.0 for 1.
     float_item_.assign(bc_.instrs().size(), false);
-    item_or_int_.assign(bc_.instrs().size(), false);
     for (size_t k = 0; k < bc_.instrs().size(); k++) {
         const Instr &ins = bc_.instrs()[k];
         if (types_->state_at(static_cast<int>(k)) == nullptr || types_->decision(static_cast<int>(k)).kind != OpKind::kListItem) continue;
@@ -76,11 +79,9 @@ UnboxedFrame::UnboxedFrame(Compiler &c, PyCodeObject *code, const Bytecode &byte
         if (c < 0) continue;
         OpKind use = types_->decision(c).kind;
         if (use != OpKind::kFloatArith && use != OpKind::kFloatCompare) continue;
-        float_item_[k] = true;
-        // The arithmetic takes an int there too (guard bit 4: its left
-        // input, 8: its right): so does the read.
         int input = ins.depth - 2 - (bc_.instrs()[c].depth - 2);   // 0: left, 1: right
-        item_or_int_[k] = (types_->decision(c).guards & (input == 0 ? 4 : 8)) != 0;
+        if ((types_->decision(c).guards & (input == 0 ? 4 : 8)) != 0) continue;
+        float_item_[k] = true;
         if (nlocals_ + ins.depth - 2 < (int)numeric.size()) numeric[nlocals_ + ins.depth - 2] = true;
     }
     shadow_index_.assign(numeric.size(), -1);
@@ -176,6 +177,56 @@ x86::Mem UnboxedFrame::shadow(int slot) const
 }
 
 x86::Mem UnboxedFrame::frame_slot(int slot) const { return c_.em().local(slot); }
+
+void UnboxedFrame::load_object(const Gp &reg, SlotKind kind, int pos)
+{
+    if (kind.kind == Kind::LazyConst) {
+        c_.em().load_address(reg, PyTuple_GET_ITEM(code_->co_consts, kind.const_index()));   // the code keeps it
+    } else if (kind.kind == Kind::LazyLocal) {
+        c_.as().mov(reg, frame_slot(static_cast<int>(kind.detail)));
+    } else {
+        c_.as().mov(reg, frame_slot(slot_of_stack(pos)));
+    }
+}
+
+void UnboxedFrame::store_lazy_at(const model::FrameState &s, int pos)
+{
+    load_object(x86::rax, s.slot(pos), pos);
+    c_.em().incref(x86::rax);
+    c_.as().mov(frame_slot(slot_of_stack(pos)), x86::rax);
+}
+
+void UnboxedFrame::store_lazy(const model::FrameState &s)
+{
+    for (int i = 0; i < s.depth(); i++) {
+        if (s.slot(i).lazy()) store_lazy_at(s, i);
+    }
+}
+
+model::FrameState UnboxedFrame::without_lazy(const model::FrameState &s)
+{
+    model::FrameState out = s;
+    for (int i = 0; i < s.depth(); i++) {
+        if (s.slot(i).lazy()) out.set_slot(i, SlotKind::boxed());
+    }
+    return out;
+}
+
+void UnboxedFrame::materialize()
+{
+    store_lazy(rep_);
+    rep_ = without_lazy(rep_);
+}
+
+void UnboxedFrame::materialize_refs(int local)
+{
+    for (int i = 0; i < rep_.depth(); i++) {
+        SlotKind k = rep_.slot(i);
+        if (k.kind != Kind::LazyLocal || static_cast<int>(k.detail) != local) continue;
+        store_lazy_at(rep_, i);
+        rep_.set_slot(i, SlotKind::boxed());
+    }
+}
 
 VType UnboxedFrame::type_of_stack(int k, int i) const
 {
@@ -306,6 +357,7 @@ void UnboxedFrame::count_exit(Emitter &e, int kind)
 
 void UnboxedFrame::jump_to_merge(int target, int unit, int breaker_lookup)
 {
+    materialize();
     emit_moves(moves(rep_, merge_state(target), target), unit, rep_.depth());
     rep_ = merge_state(target);
     if (breaker_lookup >= 0) emit_eval_breaker(unit, breaker_lookup);
@@ -318,7 +370,7 @@ void UnboxedFrame::mark_unboxed(model::FrameState &frame) const
         if (unboxed_kind(rep_.local(i))) frame.set_local(i, rep_.local(i));
     }
     for (int i = 0; i < rep_.depth() && i < frame.depth(); i++) {
-        if (unboxed_kind(rep_.slot(i))) frame.set_slot(i, rep_.slot(i));
+        if (!rep_.slot(i).boxed_in_frame()) frame.set_slot(i, rep_.slot(i));
     }
 }
 
@@ -328,7 +380,7 @@ bool UnboxedFrame::holds_unboxed() const
         if (unboxed_kind(k)) return true;
     }
     for (const SlotKind &k : rep_.stack()) {
-        if (unboxed_kind(k)) return true;
+        if (!k.boxed_in_frame()) return true;
     }
     return false;
 }
@@ -337,6 +389,7 @@ unboxed::MovePlan UnboxedFrame::moves(const model::FrameState &from, const model
 {
     unboxed::MovePlan plan;
     auto one = [&](SlotKind f, SlotKind t, int slot, bool local) {
+        if (f.lazy()) throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: a lazy value among the moves"};
         if (f.kind == t.kind || (!unboxed_kind(f) && !unboxed_kind(t))) return;
         if (unboxed_kind(f) && unboxed_kind(t)) {
             throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: an int meets a float at offset " +
@@ -485,6 +538,7 @@ void UnboxedFrame::count_moves(const unboxed::MovePlan &plan)
 
 void UnboxedFrame::box_everything(int unit)
 {
+    materialize();
     model::FrameState boxed = all_boxed(rep_);
     unboxed::MovePlan plan = moves(rep_, boxed, cur_k_);
     count_moves(plan);
@@ -495,6 +549,7 @@ void UnboxedFrame::box_everything(int unit)
 void UnboxedFrame::fall_into(int k)
 {
     if (!bc_.is_jump_target(instr(k).start) || instr(k).depth < 0) return;
+    materialize();
     model::FrameState to = merge_state(k);
     if (rep_.depth() != to.depth()) {
         throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT, "optimising tier: depth mismatch into offset " +
@@ -540,12 +595,14 @@ Label UnboxedFrame::edge(int k)
         from.set_depth(instr(k).depth);
     }
     model::FrameState to = merge_state(k);
-    unboxed::MovePlan plan = moves(from, to, k);
+    unboxed::MovePlan plan = moves(without_lazy(from), to, k);
     Label target = c_.label_at(k);
-    if (plan.empty()) return target;
+    bool lazy = from != without_lazy(from);
+    if (plan.empty() && !lazy) return target;
     count_moves(plan);
     int unit = c_.current().index, depth = to.depth();
-    return c_.em().cold([this, plan, unit, depth, target](Emitter &e) {
+    return c_.em().cold([this, from, plan, unit, depth, target](Emitter &e) {
+        store_lazy(from);
         emit_moves(plan, unit, depth);
         e.as().jmp(target);
     });
@@ -557,7 +614,8 @@ Label UnboxedFrame::exit(int kind, int resume_k, int depth)
     int start = instr(resume_k).start, unit = instr(resume_k).index;
     return c_.em().cold([this, snapshot, kind, start, unit, depth, resume_k](Emitter &e) {
         auto &a = e.as();
-        emit_moves(moves(snapshot, all_boxed(snapshot), resume_k), unit, depth);
+        store_lazy(snapshot);
+        emit_moves(moves(without_lazy(snapshot), all_boxed(snapshot), resume_k), unit, depth);
         count_exit_or_retire(e, kind);
         // Tracing wants the interpreter; anything else goes on in baseline code.
         a.jmp(kind == unboxed::kExitTracing ? c_.tracing_exit(start, depth) : c_.fallback_exit(start, depth));
@@ -630,6 +688,8 @@ bool UnboxedFrame::emit(int k)
 {
     const Instr &ins = instr(k);
     bool done = false;
+    // A lazy value borrowing a local is stored before the local changes.
+    if ((ins.opcode == STORE_FAST || ins.opcode == DELETE_FAST) && ins.oparg < nlocals_) materialize_refs(ins.oparg);
     switch (ins.opcode) {
     case LOAD_FAST: done = emit_load_fast(k); break;
     case STORE_FAST: done = emit_store_fast(k); break;
@@ -677,8 +737,13 @@ bool UnboxedFrame::emit(int k)
 
 bool UnboxedFrame::emit_load_fast(int k)
 {
-    SlotKind local = rep_.local(instr(k).oparg);
-    if (!unboxed_kind(local)) return false;
+    int index = instr(k).oparg;
+    SlotKind local = rep_.local(index);
+    if (!unboxed_kind(local)) {
+        if (!c_.local_certainly_bound(k, index)) return false;   // the baseline raises UnboundLocalError
+        rep_.push(SlotKind::lazy_local(static_cast<uint32_t>(index)));
+        return true;
+    }
     auto &a = c_.as();
     a.mov(x86::rax, shadow(instr(k).oparg));
     a.mov(shadow(slot_of_stack(rep_.depth())), x86::rax);
@@ -689,6 +754,10 @@ bool UnboxedFrame::emit_load_fast(int k)
 bool UnboxedFrame::emit_store_fast(int k)
 {
     const Instr &ins = instr(k);
+    if (rep_.peek().lazy()) {
+        store_lazy_at(rep_, rep_.depth() - 1);
+        rep_.set(0, SlotKind::boxed());
+    }
     SlotKind value = rep_.peek();
     auto &a = c_.as();
     if (!unboxed_kind(value) && unboxed_kind(rep_.local(ins.oparg))) {
@@ -730,12 +799,13 @@ bool UnboxedFrame::emit_store_fast(int k)
 
 bool UnboxedFrame::emit_load_const(int k)
 {
-    // Unboxed only where it goes straight into a local (`t = 0` before a
-    // loop); arithmetic reads a boxed constant's value as cheaply, and other
-    // consumers want the object.
-    if (k + 1 >= (int)bc_.instrs().size() || instr(k + 1).opcode != STORE_FAST) return false;
-    VType t = type_of_stack(k + 1, rep_.depth());
-    PyObject *v = PyTuple_GET_ITEM(code_->co_consts, instr(k).oparg);
+    // Unboxed where it goes straight into a local (`t = 0` before a loop);
+    // else lazy: arithmetic and list indexes take its value as an
+    // immediate, other consumers the object.
+    uint32_t index = static_cast<uint32_t>(instr(k).oparg);
+    bool into_local = k + 1 < (int)bc_.instrs().size() && instr(k + 1).opcode == STORE_FAST;
+    VType t = into_local ? type_of_stack(k + 1, rep_.depth()) : VType::kObject;
+    PyObject *v = PyTuple_GET_ITEM(code_->co_consts, index);
     uint64_t bits;
     if (t == VType::kInt && PyLong_CheckExact(v)) {
         bits = static_cast<uint64_t>(PyLong_AsLongLong(v));
@@ -743,7 +813,8 @@ bool UnboxedFrame::emit_load_const(int k)
         double d = PyFloat_AS_DOUBLE(v);
         std::memcpy(&bits, &d, sizeof bits);
     } else {
-        return false;
+        rep_.push(SlotKind::lazy_const(index));
+        return true;
     }
     auto &a = c_.as();
     a.mov(x86::rax, imm(bits));
@@ -763,10 +834,11 @@ bool UnboxedFrame::emit_swap(int k)
         return unboxed_kind(kind) ? shadow(slot_of_stack(pos)) : frame_slot(slot_of_stack(pos));
     };
     SlotKind ki = rep_.slot(i), kj = rep_.slot(j);
-    a.mov(x86::rax, place(i, ki));
-    a.mov(x86::rcx, place(j, kj));
-    a.mov(place(j, ki), x86::rax);
-    a.mov(place(i, kj), x86::rcx);
+    // (a lazy value has no place: its kind alone moves)
+    if (!ki.lazy()) a.mov(x86::rax, place(i, ki));
+    if (!kj.lazy()) a.mov(x86::rcx, place(j, kj));
+    if (!ki.lazy()) a.mov(place(j, ki), x86::rax);
+    if (!kj.lazy()) a.mov(place(i, kj), x86::rcx);
     rep_.set_slot(i, kj);
     rep_.set_slot(j, ki);
     return true;
@@ -777,6 +849,10 @@ bool UnboxedFrame::emit_copy(int k)
 {
     int d = rep_.depth(), from = d - instr(k).oparg;
     SlotKind kind = rep_.slot(from);
+    if (kind.lazy()) {   // a second borrower of the same object
+        rep_.push(kind);
+        return true;
+    }
     if (!unboxed_kind(kind) || shadow_index_[slot_of_stack(d)] < 0) return false;
     auto &a = c_.as();
     a.mov(x86::rax, shadow(slot_of_stack(from)));
@@ -787,7 +863,7 @@ bool UnboxedFrame::emit_copy(int k)
 
 bool UnboxedFrame::emit_pop_top(int)
 {
-    if (!unboxed_kind(rep_.peek())) return false;
+    if (rep_.peek().boxed_in_frame()) return false;
     rep_.pop();
     return true;
 }

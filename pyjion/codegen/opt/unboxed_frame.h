@@ -82,7 +82,7 @@ public:
     // the interpreter's boxed values checked and unboxed, or back to the
     // interpreter if they are not what the code there takes for granted.
     asmjit::Label osr_target(int k);
-    // Anything held unboxed now (the tracing check's exit must box it first).
+    // Anything held unboxed or lazy now (the tracing check's exit must box it first).
     bool holds_unboxed() const;
     int depth() const { return rep_.depth(); }
     // Whether the code the tier made is worth having: the moves between the
@@ -111,6 +111,21 @@ private:
     int slot_of_stack(int i) const { return nlocals_ + i; }
     asmjit::x86::Mem shadow(int slot) const;
     asmjit::x86::Mem frame_slot(int slot) const;
+
+    // Lazy stack values (model::Kind::LazyConst / LazyLocal): LOAD_CONST and
+    // LOAD_FAST of a bound boxed local push no code; the tier's operations
+    // read the object where it is (a list read at a constant index is one
+    // compare), and whatever needs the frame slot filled stores it then.
+    // `reg` = the object of the boxed or lazy value at stack position pos.
+    void load_object(const Gp &reg, model::SlotKind kind, int pos);
+    // Fills the frame slots of the lazy values of `s` (with new references).
+    void store_lazy(const model::FrameState &s);
+    void store_lazy_at(const model::FrameState &s, int pos);
+    // `s` after store_lazy: the lazy values boxed.
+    static model::FrameState without_lazy(const model::FrameState &s);
+    // store_lazy on rep_ (all, or those borrowing local `local` before it changes).
+    void materialize();
+    void materialize_refs(int local);
     model::FrameState merge_state(int k) const;
     VType type_of_stack(int k, int i) const;
     bool boxes_frame(int k) const;
@@ -135,6 +150,8 @@ private:
     // else a jump to `big`. Clobbers rcx.
     void small_int_value(const Label &big);
 
+    bool const_int(model::SlotKind kind, long long &value) const;
+    bool load_double_calls(int k, int pos, bool or_int) const;
     // Input i (0: deepest) of the current instruction into a register.
     void load_int(int k, int input, const Gp &dst, const Label &fail);
     void load_double(int k, int input, const Xmm &dst, const Label &fail, bool or_int = false);
@@ -176,10 +193,8 @@ private:
     std::vector<std::vector<bool>> stored_in_loop_;
     // Per instruction: the header of the innermost loop around it, or -1.
     std::vector<int> innermost_loop_;
-    // Per BINARY_SUBSCR of a list: its item is read as a double in place
-    // (and an exact int item converted, where the arithmetic takes ints).
+    // Per BINARY_SUBSCR of a list: its item is read as a double in place.
     std::vector<bool> float_item_;
-    std::vector<bool> item_or_int_;
     int64_t unboxed_ops_ = 0;   // arithmetic, comparisons and range steps emitted unboxed, weighed
     int64_t move_cost_ = 0;     // weighed moves emitted where they run (box_everything, edges, fallthroughs)
     ExitCounts *exits_ = nullptr;

@@ -4,6 +4,8 @@
 // over a range_iterator, and the jumps.
 #include "opt/unboxed_frame.h"
 
+#include <cstring>
+
 #include "baseline/compiler.h"
 #include "baseline/specialize.h"
 #include "codegen_api.h"
@@ -38,6 +40,30 @@ void UnboxedFrame::small_int_value(const Label &big)
     a.imul(x86::rax, x86::rcx);
 }
 
+// A lazy constant that is an exact int of int64 size: its value.
+bool UnboxedFrame::const_int(SlotKind kind, long long &value) const
+{
+    if (kind.kind != Kind::LazyConst) return false;
+    PyObject *v = PyTuple_GET_ITEM(code_->co_consts, kind.const_index());
+    if (!PyLong_CheckExact(v)) return false;
+    int overflow = 0;
+    value = PyLong_AsLongLongAndOverflow(v, &overflow);
+    return overflow == 0;
+}
+
+// Whether load_double of input `pos` may call a helper (clobbering xmm
+// registers): an int object's value beyond two digits is asked.
+bool UnboxedFrame::load_double_calls(int k, int pos, bool or_int) const
+{
+    SlotKind kind = rep_.slot(pos);
+    long long value;
+    if (kind.kind == Kind::Double || kind.kind == Kind::Int64 || const_int(kind, value)) return false;
+    if (kind.kind == Kind::LazyConst && PyFloat_CheckExact(PyTuple_GET_ITEM(code_->co_consts, kind.const_index()))) {
+        return false;
+    }
+    return or_int || type_of_stack(k, pos) == VType::kInt;
+}
+
 // An int input of the current instruction (value-stack slot `pos`) into
 // `dst` (r14 or r15): from its shadow slot, or unboxed from the frame, after
 // a type check where the types could not prove it (`guard`). Values beyond
@@ -51,7 +77,12 @@ void UnboxedFrame::load_int(int k, int pos, const Gp &dst, const Label &fail)
         a.mov(dst, shadow(slot_of_stack(pos)));
         return;
     }
-    a.mov(x86::rdi, frame_slot(slot_of_stack(pos)));
+    long long value;
+    if (const_int(kind, value)) {
+        a.mov(dst, imm(value));
+        return;
+    }
+    load_object(x86::rdi, kind, pos);
     if (type_of_stack(k, pos) != VType::kInt) {
         em.load_address(x86::rax, &PyLong_Type);
         a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
@@ -85,12 +116,21 @@ void UnboxedFrame::load_double(int k, int pos, const Xmm &dst, const Label &fail
         a.movsd(dst, shadow(slot_of_stack(pos)));
         return;
     }
-    if (kind.kind == Kind::Int64 || type_of_stack(k, pos) == VType::kInt) {
+    if (kind.kind == Kind::LazyConst && PyFloat_CheckExact(PyTuple_GET_ITEM(code_->co_consts, kind.const_index()))) {
+        double value = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(code_->co_consts, kind.const_index()));
+        uint64_t bits;
+        std::memcpy(&bits, &value, sizeof bits);
+        a.mov(scratch, imm(bits));
+        a.movq(dst, scratch);
+        return;
+    }
+    long long int_value;
+    if (kind.kind == Kind::Int64 || type_of_stack(k, pos) == VType::kInt || (or_int && const_int(kind, int_value))) {
         load_int(k, pos, scratch, fail);
         a.cvtsi2sd(dst, scratch);   // rounds to nearest even, as int.__float__ does
         return;
     }
-    a.mov(x86::rdi, frame_slot(slot_of_stack(pos)));
+    load_object(x86::rdi, kind, pos);
     if (type_of_stack(k, pos) != VType::kFloat) {
         em.load_address(x86::rax, &PyFloat_Type);
         a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
@@ -120,7 +160,7 @@ void UnboxedFrame::release_boxed_inputs(int n, int prev_unit)
 {
     for (int i = n; i >= 1; i--) {
         int pos = rep_.depth() - i;
-        if (unboxed_kind(rep_.slot(pos))) continue;
+        if (!rep_.slot(pos).boxed_in_frame()) continue;   // unboxed, or lazy (borrowed)
         c_.as().mov(x86::rdi, frame_slot(slot_of_stack(pos)));
         c_.em().decref(x86::rdi, prev_unit);
     }
@@ -224,9 +264,10 @@ bool UnboxedFrame::emit_float_arith(int k)
     Label guard = exit(unboxed::kExitGuardFloat, k, d);
     uint8_t guards = types_->decision(k).guards;
     load_double(k, d - 2, x86::xmm0, guard, guards & 4);
-    a.movq(x86::r14, x86::xmm0);   // helper calls in the next load clobber xmm registers
+    bool calls = load_double_calls(k, d - 1, guards & 8);
+    if (calls) a.movq(x86::r14, x86::xmm0);   // a helper call in the next load clobbers xmm registers
     load_double(k, d - 1, x86::xmm1, guard, guards & 8);
-    a.movq(x86::xmm0, x86::r14);
+    if (calls) a.movq(x86::xmm0, x86::r14);
     switch (ins.oparg) {
     case NB_ADD: case NB_INPLACE_ADD: a.addsd(x86::xmm0, x86::xmm1); break;
     case NB_SUBTRACT: case NB_INPLACE_SUBTRACT: a.subsd(x86::xmm0, x86::xmm1); break;
@@ -311,9 +352,10 @@ bool UnboxedFrame::emit_compare(int k)
     } else {
         Label guard = exit(unboxed::kExitGuardFloat, k, d);
         load_double(k, d - 2, x86::xmm0, guard);
-        a.movq(x86::r14, x86::xmm0);
+        bool calls = load_double_calls(k, d - 1, false);
+        if (calls) a.movq(x86::r14, x86::xmm0);
         load_double(k, d - 1, x86::xmm1, guard);
-        a.movq(x86::xmm0, x86::r14);
+        if (calls) a.movq(x86::xmm0, x86::r14);
         // An unordered (NaN) comparison sets ZF, PF and CF: only != is true.
         switch (op) {
         case Py_LT: a.ucomisd(x86::xmm1, x86::xmm0); a.seta(x86::al); break;
@@ -350,7 +392,7 @@ bool UnboxedFrame::emit_compare(int k)
         } else {
             // The taken branch checks the eval breaker, as every backward jump does.
             model::FrameState here = rep_;
-            count_moves(moves(here, merge_state(target), target));
+            count_moves(moves(without_lazy(here), merge_state(target), target));
             Label taken = c_.em().cold([this, here, target, next](Emitter &) {
                 model::FrameState saved = rep_;
                 rep_ = here;
@@ -378,7 +420,7 @@ bool UnboxedFrame::emit_compare(int k)
 bool UnboxedFrame::emit_for_iter(int k)
 {
     const Instr &ins = instr(k);
-    if (types_->decision(k).kind != OpKind::kRangeIter || unboxed_kind(rep_.peek())) return false;
+    if (types_->decision(k).kind != OpKind::kRangeIter || !rep_.peek().boxed_in_frame()) return false;
     auto &a = c_.as();
     auto &em = c_.em();
     int d = rep_.depth();
@@ -414,7 +456,7 @@ bool UnboxedFrame::emit_jump(int k)
     int target = bc_.instr_at(ins.target);
     bool backward = ins.opcode == JUMP_BACKWARD;
     if (backward) c_.emit_warmup_tick();   // as the interpreter counts it
-    count_moves(moves(rep_, merge_state(target), target));
+    count_moves(moves(without_lazy(rep_), merge_state(target), target));
     jump_to_merge(target, ins.index, backward ? ins.target - 1 : -1);
     return true;
 }
@@ -430,19 +472,31 @@ void UnboxedFrame::list_item_address(int k, int d, const Label &leave)
 {
     auto &a = c_.as();
     auto &em = c_.em();
-    load_int(k, d - 1, x86::r15, exit(unboxed::kExitGuardInt, k, d));
-    a.mov(x86::rdi, frame_slot(slot_of_stack(d - 2)));
+    long long index;
+    bool constant = const_int(rep_.slot(d - 1), index) && index > INT32_MIN && index < INT32_MAX;
+    if (!constant) load_int(k, d - 1, x86::r15, exit(unboxed::kExitGuardInt, k, d));
+    load_object(x86::rdi, rep_.slot(d - 2), d - 2);
     em.load_address(x86::rax, &PyList_Type);
     a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
     a.jne(leave);
-    Label positive = a.newLabel();
-    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));   // len(xs)
-    a.test(x86::r15, x86::r15);
-    a.jns(positive);
-    a.add(x86::r15, x86::rcx);
-    a.bind(positive);
-    a.cmp(x86::r15, x86::rcx);
-    a.jae(leave);   // unsigned: negative after the adjustment too
+    if (constant && index >= 0) {
+        a.cmp(x86::qword_ptr(x86::rdi, layout::kVarSize), imm(index));   // len(xs)
+        a.jle(leave);
+        a.mov(x86::r15d, imm(index));
+    } else if (constant) {
+        a.mov(x86::r15, x86::qword_ptr(x86::rdi, layout::kVarSize));
+        a.add(x86::r15, imm(index));
+        a.js(leave);
+    } else {
+        Label positive = a.newLabel();
+        a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));   // len(xs)
+        a.test(x86::r15, x86::r15);
+        a.jns(positive);
+        a.add(x86::r15, x86::rcx);
+        a.bind(positive);
+        a.cmp(x86::r15, x86::rcx);
+        a.jae(leave);   // unsigned: negative after the adjustment too
+    }
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kListItems));
 }
 
@@ -458,38 +512,12 @@ bool UnboxedFrame::emit_list_item(int k)
     a.mov(x86::r14, x86::qword_ptr(x86::rax, x86::r15, 3));
     if (float_item_[k]) {
         // Float arithmetic takes it next: its value, no reference taken.
-        // An exact int is converted where the arithmetic takes ints (as
-        // its own load would); anything else leaves, for the generic
-        // operations.
-        Label guard = exit(unboxed::kExitGuardFloat, k, d), read = a.newLabel();
+        // Anything but a float leaves, for the generic operations.
+        Label guard = exit(unboxed::kExitGuardFloat, k, d);
         em.load_address(x86::rax, &PyFloat_Type);
         a.cmp(x86::qword_ptr(x86::r14, layout::kObjectType), x86::rax);
-        if (!item_or_int_[k]) {
-            a.jne(guard);
-        } else {
-            Label not_float = a.newLabel();
-            a.jne(not_float);
-            em.out_of_line([&] {
-                a.bind(not_float);
-                em.load_address(x86::rax, &PyLong_Type);
-                a.cmp(x86::qword_ptr(x86::r14, layout::kObjectType), x86::rax);
-                a.jne(guard);
-                Label big = a.newLabel(), have = a.newLabel();
-                a.mov(x86::rdi, x86::r14);
-                small_int_value(big);
-                a.bind(have);
-                a.cvtsi2sd(x86::xmm0, x86::rax);   // rounds to nearest even, as int.__float__ does
-                a.jmp(read);
-                a.bind(big);
-                em.call<&unboxed::long_to_int64>(InReg(), Lea(shadow(slot_of_stack(d - 2))));
-                a.test(x86::eax, x86::eax);
-                a.jnz(guard);
-                a.mov(x86::rax, shadow(slot_of_stack(d - 2)));
-                a.jmp(have);
-            });
-        }
+        a.jne(guard);
         a.movsd(x86::xmm0, x86::qword_ptr(x86::r14, layout::kFloatValue));
-        a.bind(read);
         a.movsd(shadow(slot_of_stack(d - 2)), x86::xmm0);
         release_boxed_inputs(2, instr(k).index);   // a dying list's items may run code: prev_instr set first
         rep_.drop(2);
@@ -556,6 +584,9 @@ bool UnboxedFrame::emit_list_store(int k)
         a.bind(not_small);
         em.call<&PyLong_FromLongLong>(x86::rdi);
         a.bind(boxed);
+    } else if (value.lazy()) {
+        load_object(x86::rax, value, d - 3);
+        em.incref(x86::rax);
     } else {
         a.mov(x86::rax, frame_slot(slot_of_stack(d - 3)));
     }
@@ -569,7 +600,7 @@ bool UnboxedFrame::emit_list_store(int k)
         a.jmp(leave);
         a.bind(made);
     }
-    a.mov(x86::rdi, frame_slot(slot_of_stack(d - 2)));
+    load_object(x86::rdi, rep_.slot(d - 2), d - 2);
     a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kListItems));
     a.mov(x86::qword_ptr(x86::rcx, x86::r15, 3), x86::rax);
     a.mov(x86::rdi, x86::r14);
@@ -577,7 +608,7 @@ bool UnboxedFrame::emit_list_store(int k)
     a.bind(stored);
     // The index and the list (a dying list's items may run code: prev_instr set first).
     for (int pos : {d - 1, d - 2}) {
-        if (unboxed_kind(rep_.slot(pos))) continue;
+        if (!rep_.slot(pos).boxed_in_frame()) continue;
         a.mov(x86::rdi, frame_slot(slot_of_stack(pos)));
         em.decref(x86::rdi, instr(k).index);
     }
