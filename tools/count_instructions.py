@@ -2,13 +2,19 @@
 valgrind's callgrind, stock CPython versus the JIT.
 
 Wall-clock ratios on a shared 2-core machine drift; instruction counts do
-not. Each program runs in a fresh interpreter once with 1 round and once with
-1 + N rounds of its run(); the difference divided by N is the cost of one warm
-round, free of start-up, import and compile costs.
+not. Each program runs in a fresh interpreter once with 1 + W rounds and once
+with 1 + W + N rounds of its run(); the difference divided by N is the cost of
+one warm round, free of start-up, import and compile costs.
 
     python tools/count_instructions.py                    # every program
     python tools/count_instructions.py fib nbody -n 2     # a subset
     python tools/count_instructions.py --json out.json
+    python tools/count_instructions.py --mode default -w 4   # PYJION=1's settings
+
+Modes: `eager` (threshold 0: everything compiled at its first call, before
+the interpreter has profiled it) and `default` (pyjion.enable()'s settings,
+as PYJION=1 gives them: compiled when warm, with the interpreter's site
+profiles; give it warm-up rounds, -w, so that what a round runs is compiled).
 
 Fewer instructions is not always less time (cache misses, branch prediction),
 so bench/ stays the judge; this is for comparing one change with the next."""
@@ -34,8 +40,10 @@ spec = importlib.util.spec_from_file_location("prog", path)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 import pyjion
-if mode == "jit":
+if mode == "eager":
     pyjion.enable(threshold=0)
+elif mode == "default":
+    pyjion.enable()
 for _ in range(rounds):
     module.run()
 pyjion.disable()
@@ -59,14 +67,17 @@ def count(program, mode, rounds):
         return int(found.group(1))
 
 
-def per_round(program, mode, rounds):
-    return (count(program, mode, 1 + rounds) - count(program, mode, 1)) / rounds
+def per_round(program, mode, rounds, warmup):
+    return (count(program, mode, 1 + warmup + rounds) - count(program, mode, 1 + warmup)) / rounds
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("programs", nargs="*", help="bench/programs names (default: all)")
     ap.add_argument("-n", "--rounds", type=int, default=2, help="extra rounds measured (default 2)")
+    ap.add_argument("-w", "--warmup", type=int, default=0, help="rounds before the measured ones (default 0)")
+    ap.add_argument("--mode", choices=("eager", "default"), default="eager",
+                    help="the JIT's settings (default: eager, threshold 0)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--json", help="write the figures here")
     args = ap.parse_args()
@@ -76,19 +87,20 @@ def main():
     jobs = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for p in programs:
-            for mode in ("stock", "jit"):
-                jobs[p, mode] = pool.submit(per_round, p, mode, args.rounds)
+            for mode in ("stock", args.mode):
+                jobs[p, mode] = pool.submit(per_round, p, mode, args.rounds, args.warmup)
     rows = {}
     print("%-16s %14s %14s %8s" % ("program", "stock Ir/round", "jit Ir/round", "ratio"))
     for p in programs:
-        stock, jit = jobs[p, "stock"].result(), jobs[p, "jit"].result()
+        stock, jit = jobs[p, "stock"].result(), jobs[p, args.mode].result()
         rows[p] = {"stock": stock, "jit": jit, "ratio": stock / jit}
         print("%-16s %14.0f %14.0f %7.2fx" % (p, stock, jit, stock / jit))
     geomean = math.exp(sum(math.log(r["ratio"]) for r in rows.values()) / len(rows))
     print("%-16s %14s %14s %7.2fx" % ("geomean", "", "", geomean))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"programs": rows, "geomean": geomean, "rounds": args.rounds}, f, indent=1)
+            json.dump({"programs": rows, "geomean": geomean, "rounds": args.rounds, "warmup": args.warmup,
+                       "mode": args.mode}, f, indent=1)
 
 
 if __name__ == "__main__":
