@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.pyjion-deps
 SOURCES := $(wildcard pyjion/*.pyx pyjion/*.h pyjion/*.cpp pyjion/codegen/*.cpp pyjion/codegen/*.h pyjion/codegen/*/*.cpp pyjion/codegen/*/*.h pyjion/codegen/*/*.def pyjion/codegen/*/*.c pyjion/*.py) _pyjion_startup.py setup.py pyproject.toml
 
-.PHONY: setup build demo test unit-test smoke bench bench-check bench-whole bench-macro thirdparty fuzz regrtest refleak clean
+.PHONY: setup build wheel demo test unit-test smoke bench bench-check bench-whole bench-macro thirdparty fuzz regrtest refleak clean
 
 setup: build
 
@@ -29,12 +29,30 @@ $(VENV)/.pyjion-built: $(STAMP) build/asmjit/lib/libasmjit.a $(SOURCES)
 
 build: $(VENV)/.pyjion-built
 
+# A wheel per supported CPython into dist/ (today 3.11): the extensions as
+# built for the venv's interpreter, linking no libpython, repaired by
+# auditwheel (a manylinux tag: nothing loaded from this machine but the C
+# library), the start-up .pth inside.
+WHEEL_BUILD := build/wheel
+WHEEL_STAMP := dist/.pyjion-wheel
+$(WHEEL_STAMP): $(VENV)/.pyjion-built $(SOURCES)
+	# (setuptools packs whatever an earlier build left in build/lib.*)
+	rm -rf $(WHEEL_BUILD) build/lib.* build/bdist.* && mkdir -p $(WHEEL_BUILD) dist
+	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w $(WHEEL_BUILD) .
+	rm -f dist/pyjion-*-cp311-*.whl
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m auditwheel repair --strip -w dist $(WHEEL_BUILD)/pyjion-*.whl
+	touch $@
+
+wheel: $(WHEEL_STAMP)
+	ls dist/pyjion-*-cp311-*.whl
+
 demo: setup
 	$(PY) demo/demo.py
 
-# Unit and differential tests, then the regression-suite smoke selection with
-# the JIT forced on every function (each module must pass).
-test: setup
+# Unit and differential tests (the wheel's install among them), then the
+# regression-suite smoke selection with the JIT forced on every function
+# (each module must pass).
+test: setup wheel
 	$(PY) -m pytest tests -q
 	$(PY) tools/regrtest.py --smoke --jit-only -j 2 --timeout 600
 

@@ -4,15 +4,17 @@ pyjion._eval     Cython: the PEP 523 hook, per-code records, the profiler clock.
 pyjion._codegen  pybind11 over pyjion/codegen/ (front, baseline, runtime, machine, cpython): bytecode -> x86-64 with AsmJit.
 
 AsmJit comes from Debian's source package, built once with -fPIC by
-tools/build_asmjit.sh into build/asmjit (ASMJIT_ROOT overrides). Both extensions
-link with -Wl,-z,defs against libpython, so using a CPython symbol that is not
-exported fails here, at build time, instead of at import.
+tools/build_asmjit.sh into build/asmjit (ASMJIT_ROOT overrides). Neither
+extension links libpython: CPython's own extension modules do not, a
+manylinux wheel may not, and an interpreter with libpython built into its
+executable (Debian's python3.11) would load a second copy. Their CPython
+symbols are bound at import, from whichever 3.11 loads them;
+tests/test_extension_linkage.py checks that each one is exported.
 """
 import glob
 import os
 import subprocess
 import sys
-import sysconfig
 
 from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
@@ -32,15 +34,6 @@ def asmjit_root():
     return root
 
 
-def python_link_args():
-    libdir = sysconfig.get_config_var("LIBDIR")
-    ldlib = sysconfig.get_config_var("LDLIBRARY") or ""
-    if not ldlib.endswith(".so"):
-        fail("this Python is not built with --enable-shared; -Wl,-z,defs needs libpython3.11.so")
-    version = sysconfig.get_config_var("LDVERSION") or sysconfig.get_python_version()
-    return ["-L" + libdir, "-Wl,-rpath," + libdir, "-lpython" + version, "-Wl,-z,defs"]
-
-
 def codegen_files(pattern):
     """pyjion/codegen's files matching `pattern`, its layers' folders included."""
     return sorted(glob.glob("pyjion/codegen/" + pattern) + glob.glob("pyjion/codegen/*/" + pattern))
@@ -55,7 +48,6 @@ def extensions():
     if sys.version_info[:2] != (3, 11):
         fail("pyjion targets CPython 3.11; this is %d.%d" % sys.version_info[:2])
     asmjit = asmjit_root()
-    link = python_link_args()
     debug = os.environ.get("PYJION_DEBUG_BUILD") == "1"
     opt = ["-O0", "-g"] if debug else ["-O2"]
     eval_ext = Extension(
@@ -64,7 +56,6 @@ def extensions():
         include_dirs=["pyjion"],
         depends=glob.glob("pyjion/*.h"),
         extra_compile_args=opt + ["-Wno-unused-function"],
-        extra_link_args=link,
     )
     codegen_ext = Extension(
         "pyjion._codegen",
@@ -90,7 +81,7 @@ def extensions():
         extra_compile_args=opt + ["-std=c++17", "-fvisibility=hidden", "-Wall", "-Wno-unused-parameter",
                                   "-Wno-missing-field-initializers"],
         extra_objects=[os.path.join(asmjit, "lib", "libasmjit.a")],
-        extra_link_args=link + ["-lrt", "-lpthread", "-static-libstdc++", "-static-libgcc", "-Wl,--exclude-libs,ALL"],
+        extra_link_args=["-lrt", "-lpthread", "-static-libstdc++", "-static-libgcc", "-Wl,--exclude-libs,ALL"],
         language="c++",
     )
     return cythonize([eval_ext], language_level=3, compiler_directives={"boundscheck": False,

@@ -11,7 +11,21 @@ import os
 import sys
 import types
 
-from . import _eval
+# The CPythons whose frames and bytecode the compiler knows. Anywhere else
+# the extension modules cannot work (or were never built): say so plainly.
+SUPPORTED_PYTHONS = ((3, 11),)
+
+
+def _check_python():
+    here = sys.version_info[:2]
+    if sys.implementation.name != "cpython" or here not in SUPPORTED_PYTHONS:
+        raise ImportError("pyjion supports CPython %s; this is %s %d.%d" % (
+            " and ".join("%d.%d" % v for v in SUPPORTED_PYTHONS), sys.implementation.name, *here))
+
+
+_check_python()
+
+from . import _eval  # noqa: E402
 
 __version__ = "0.1.0"
 

@@ -16,12 +16,16 @@ fi
 for tool in cmake c++ tar apt-get; do
     command -v "$tool" >/dev/null || { echo "pyjion set-up: '$tool' is missing; install it (apt-get install cmake g++ tar)" >&2; exit 1; }
 done
+# The source version is pinned (Debian 12's package; the newest deb-src entry
+# would be taken otherwise, and with testing/unstable entries configured that
+# is a version the code was never built with). ASMJIT_SOURCE_VERSION overrides.
+version="${ASMJIT_SOURCE_VERSION:-0.0~git20221210.5b5b0b3-1}"
 work="$root/build/asmjit-src"
 rm -rf "$work" && mkdir -p "$work"
 cd "$work"
-if ! apt-get source --download-only asmjit >/dev/null 2>&1; then
-    echo "pyjion set-up: could not download Debian's asmjit source package; run 'make setup' as root" \
-         "(it enables deb-src entries) or set ASMJIT_ROOT to an AsmJit built with -fPIC" >&2
+if ! apt-get source --download-only "asmjit=$version" >/dev/null 2>&1; then
+    echo "pyjion set-up: could not download Debian's asmjit source package $version; run 'make setup'" \
+         "as root (it enables deb-src entries) or set ASMJIT_ROOT to an AsmJit built with -fPIC" >&2
     exit 1
 fi
 tar xJf asmjit_*.orig.tar.xz
