@@ -42,7 +42,11 @@ JumpKind opcode_jump_kind(int opcode) { return opcode_table()[opcode & 0xff].jum
 
 int stack_effect(int opcode, int oparg, bool jump)
 {
+#if PY_VERSION_HEX < 0x030D0000
+    // 3.11's compiler counts 0 for it, though the frame resumes with a value
+    // (the first send's None) for the POP_TOP after it; 3.13 counts the 1.
     if (opcode == RETURN_GENERATOR) return 1;
+#endif
     return PyCompile_OpcodeStackEffectWithJump(opcode, oparg, jump ? 1 : 0);
 }
 
@@ -139,6 +143,9 @@ bool ends_block(int op)
     switch (op) {
     case RETURN_VALUE: case RAISE_VARARGS: case RERAISE:
     case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT:
+#if PY_VERSION_HEX >= 0x030D0000
+    case RETURN_CONST:
+#endif
         return true;
     default:
         return false;

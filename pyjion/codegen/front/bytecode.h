@@ -1,4 +1,4 @@
-// Decoding of CPython 3.11 bytecode into instructions, and the stack depth at
+// Decoding of CPython bytecode (3.11, 3.13) into instructions, and the stack depth at
 // each of them. Works on PyCode_GetCode() (the unspecialised bytecode with its
 // CACHE entries), never on co_code_adaptive, which the interpreter rewrites.
 #pragma once

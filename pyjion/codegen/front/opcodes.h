@@ -1,5 +1,5 @@
-// CPython 3.11's opcode numbers (from its opcode.h) and the generated opcode
-// list (opcodes.def), checked against each other at compile time.
+// The opcode numbers of the CPython compiled against (its opcode.h) and the
+// generated opcode list (opcodes.def), checked against each other at compile time.
 #pragma once
 
 #include <Python.h>
