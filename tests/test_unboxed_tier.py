@@ -806,3 +806,24 @@ def test_an_int_item_the_arithmetic_takes_stays_an_int_through_a_later_exit():
     outcomes, info = tier_differential(INT_ITEM_BEFORE_AN_EXIT, [(4.75, [-14, 2.5, -14], 5)] * 40,
                                        [(True, [1, 2, 3], 3), (2.5, [1, 2.0, 3], 3)])
     assert outcomes[0][0] == "raise" and info.tier == 2
+
+
+# Local copies (opt/unboxed_frame.h, local_copy): LOAD_FAST of an unboxed
+# local pushes no code and is read from the local's own shadow slot, so a
+# store to that local while the copy is on the stack must store the copy
+# first; and xmm0 keeps the last float result for the next operation.
+REBOUND_FLOATS = """
+def f(x, y, n):
+    t = 0.0
+    for i in range(n):
+        t = t + x * (x := x * 0.5 + 1.0)     # the old x, then the new one
+        x, y = y, x                          # each read before the other is stored
+        t = t - (y - x) * (y + x) / 3.0
+    return t, x, y
+"""
+
+
+def test_a_local_stored_while_a_copy_of_it_is_on_the_stack():
+    outcomes, info = tier_differential(REBOUND_FLOATS, [(1.5, 2.5, 3)] * 30,
+                                       [(1.5, 2.5, 40), (-0.0, float("nan"), 3), (1e300, -1e300, 5)], exits={})
+    assert [o[0] for o in outcomes] == ["return"] * 3

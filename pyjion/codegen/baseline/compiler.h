@@ -231,6 +231,8 @@ public:
     // Instruction number k's own label (no conversion of the frame on the way).
     asmjit::Label label_at(int k) const { return labels_[k]; }
     bool local_certainly_bound(int k, int index) const { return bound_.certain(k, index); }
+    // config(debug=True): a check (a C call) at every boundary.
+    bool checks_boundaries() const { return options_.debug; }
     // The STORE_FAST right after the current BINARY_OP + / += that an in-place
     // string concatenation may do itself (see concat_target), or nullptr.
     const Instr *concat_store() const;

@@ -33,7 +33,13 @@ void UnboxedFrame::load_object(const Gp &reg, SlotKind kind, int pos)
 
 void UnboxedFrame::store_lazy_at(const model::FrameState &s, int pos)
 {
-    load_object(x86::rax, s.slot(pos), pos);
+    SlotKind kind = s.slot(pos);
+    if (local_copy(kind)) {   // the local's value into the stack slot's own shadow slot
+        c_.as().mov(x86::rax, shadow(static_cast<int>(kind.detail) - 1));
+        c_.as().mov(shadow(slot_of_stack(pos)), x86::rax);
+        return;
+    }
+    load_object(x86::rax, kind, pos);
     c_.em().incref(x86::rax);
     c_.as().mov(frame_slot(slot_of_stack(pos)), x86::rax);
 }
@@ -41,7 +47,7 @@ void UnboxedFrame::store_lazy_at(const model::FrameState &s, int pos)
 void UnboxedFrame::store_lazy(const model::FrameState &s)
 {
     for (int i = 0; i < s.depth(); i++) {
-        if (s.slot(i).lazy()) store_lazy_at(s, i);
+        if (deferred(s.slot(i))) store_lazy_at(s, i);
     }
 }
 
@@ -49,7 +55,9 @@ model::FrameState UnboxedFrame::without_lazy(const model::FrameState &s)
 {
     model::FrameState out = s;
     for (int i = 0; i < s.depth(); i++) {
-        if (s.slot(i).lazy()) out.set_slot(i, SlotKind::boxed());
+        SlotKind k = s.slot(i);
+        if (k.lazy()) out.set_slot(i, SlotKind::boxed());
+        if (local_copy(k)) out.set_slot(i, SlotKind{k.kind, 0});
     }
     return out;
 }
@@ -64,9 +72,11 @@ void UnboxedFrame::materialize_refs(int local)
 {
     for (int i = 0; i < rep_.depth(); i++) {
         SlotKind k = rep_.slot(i);
-        if (k.kind != Kind::LazyLocal || static_cast<int>(k.detail) != local) continue;
+        bool borrows = k.kind == Kind::LazyLocal && static_cast<int>(k.detail) == local;
+        bool copies = local_copy(k) && static_cast<int>(k.detail) - 1 == local;
+        if (!borrows && !copies) continue;
         store_lazy_at(rep_, i);
-        rep_.set_slot(i, SlotKind::boxed());
+        rep_.set_slot(i, borrows ? SlotKind::boxed() : SlotKind{k.kind, 0});
     }
 }
 
@@ -95,6 +105,7 @@ void UnboxedFrame::count_exit(Emitter &e, int kind)
 
 void UnboxedFrame::jump_to_merge(int target, int unit, int breaker_lookup)
 {
+    xmm0_slot_ = -1;
     materialize();
     emit_moves(moves(rep_, merge_state(target), target), unit, rep_.depth());
     rep_ = merge_state(target);
@@ -127,7 +138,10 @@ unboxed::MovePlan UnboxedFrame::moves(const model::FrameState &from, const model
 {
     unboxed::MovePlan plan;
     auto one = [&](SlotKind f, SlotKind t, int slot, bool local) {
-        if (f.lazy()) throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: a lazy value among the moves"};
+        if (deferred(f)) {
+            throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: a lazy value among the moves to offset " +
+                                                                 std::to_string(instr(k).offset()) + ": " + from.describe()};
+        }
         if (f.kind == t.kind || (!unboxed_kind(f) && !unboxed_kind(t))) return;
         if (unboxed_kind(f) && unboxed_kind(t)) {
             throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: an int meets a float at offset " +
@@ -276,6 +290,7 @@ void UnboxedFrame::count_moves(const unboxed::MovePlan &plan)
 
 void UnboxedFrame::box_everything(int unit)
 {
+    xmm0_slot_ = -1;
     materialize();
     model::FrameState boxed = all_boxed(rep_);
     unboxed::MovePlan plan = moves(rep_, boxed, cur_k_);
@@ -309,6 +324,7 @@ void UnboxedFrame::at_boundary(int k)
     fused_ = false;
     in_baseline_ = false;
     if (bc_.is_jump_target(instr(k).start)) {
+        xmm0_slot_ = -1;
         rep_ = merge_state(k);
     } else if (rep_.depth() != instr(k).depth) {
         throw CompileError{PYJION_RESULT_STACK_EFFECT_FAULT, "optimising tier: depth mismatch at offset " +

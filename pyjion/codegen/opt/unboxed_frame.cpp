@@ -175,6 +175,12 @@ x86::Mem UnboxedFrame::shadow(int slot) const
 
 x86::Mem UnboxedFrame::frame_slot(int slot) const { return c_.em().local(slot); }
 
+int UnboxedFrame::value_home(int pos) const
+{
+    SlotKind kind = rep_.slot(pos);
+    return local_copy(kind) ? static_cast<int>(kind.detail) - 1 : slot_of_stack(pos);
+}
+
 VType UnboxedFrame::type_of_stack(int k, int i) const
 {
     const AbstractState *s = types_->state_at(k);
@@ -309,6 +315,12 @@ bool UnboxedFrame::emit(int k)
 {
     const Instr &ins = instr(k);
     bool done = false;
+    // What xmm0 holds survives only the instructions that maintain it.
+    bool keeps_xmm0 = ins.opcode == LOAD_FAST || ins.opcode == LOAD_CONST || ins.opcode == COPY ||
+                      ins.opcode == STORE_FAST ||
+                      (ins.opcode == BINARY_OP && types_->decision(k).kind == OpKind::kFloatArith) ||
+                      (ins.opcode == BINARY_SUBSCR && types_->decision(k).kind == OpKind::kListItem && float_item_[k]);
+    if (!keeps_xmm0 || c_.checks_boundaries() || xmm0_slot_ >= slot_of_stack(rep_.depth())) xmm0_slot_ = -1;
     // A lazy value borrowing a local is stored before the local changes.
     if ((ins.opcode == STORE_FAST || ins.opcode == DELETE_FAST) && ins.oparg < nlocals_) materialize_refs(ins.oparg);
     switch (ins.opcode) {
@@ -332,6 +344,7 @@ bool UnboxedFrame::emit(int k)
     default: break;
     }
     if (done) return true;
+    xmm0_slot_ = -1;
     // The baseline's visitor. Instructions that cannot raise, call out or
     // leave, and touch only boxed values, keep the unboxed ones as they are.
     bool transparent = false;
@@ -365,10 +378,8 @@ bool UnboxedFrame::emit_load_fast(int k)
         rep_.push(SlotKind::lazy_local(static_cast<uint32_t>(index)));
         return true;
     }
-    auto &a = c_.as();
-    a.mov(x86::rax, shadow(instr(k).oparg));
-    a.mov(shadow(slot_of_stack(rep_.depth())), x86::rax);
-    rep_.push(local);
+    // Read in place until something needs it stored (see local_copy).
+    rep_.push(SlotKind{local.kind, static_cast<uintptr_t>(index) + 1});
     return true;
 }
 
@@ -391,6 +402,7 @@ bool UnboxedFrame::emit_store_fast(int k)
         c_.em().xdecref(x86::rdi);
         rep_.pop();
         rep_.set_local(ins.oparg, SlotKind::boxed());
+        xmm0_slot_ = -1;
         return true;
     }
     if (!unboxed_kind(value) || shadow_index_[ins.oparg] < 0) return false;
@@ -410,11 +422,17 @@ bool UnboxedFrame::emit_store_fast(int k)
         a.mov(frame_slot(ins.oparg), 0);
         c_.em().decref(x86::rdi, ins.index);
         a.bind(done);
+        xmm0_slot_ = -1;   // (a release may call a deallocator)
     }
-    a.mov(x86::rax, shadow(slot_of_stack(rep_.depth() - 1)));
+    a.mov(x86::rax, value_at(rep_.depth() - 1));
     a.mov(shadow(ins.oparg), x86::rax);
+    if (xmm0_slot_ == value_home(rep_.depth() - 1)) {
+        xmm0_slot_ = ins.oparg;
+    } else if (xmm0_slot_ == ins.oparg) {
+        xmm0_slot_ = -1;
+    }
     rep_.pop();
-    rep_.set_local(ins.oparg, value);
+    rep_.set_local(ins.oparg, SlotKind{value.kind, 0});   // (a local copy's value is now the local's own)
     return true;
 }
 
@@ -454,6 +472,12 @@ bool UnboxedFrame::emit_swap(int k)
     auto place = [&](int pos, SlotKind kind) {
         return unboxed_kind(kind) ? shadow(slot_of_stack(pos)) : frame_slot(slot_of_stack(pos));
     };
+    for (int pos : {i, j}) {   // a local copy goes to its own shadow slot first
+        SlotKind kind = rep_.slot(pos);
+        if (!local_copy(kind)) continue;
+        store_lazy_at(rep_, pos);
+        rep_.set_slot(pos, SlotKind{kind.kind, 0});
+    }
     SlotKind ki = rep_.slot(i), kj = rep_.slot(j);
     // (a lazy value has no place: its kind alone moves)
     if (!ki.lazy()) a.mov(x86::rax, place(i, ki));
@@ -470,7 +494,7 @@ bool UnboxedFrame::emit_copy(int k)
 {
     int d = rep_.depth(), from = d - instr(k).oparg;
     SlotKind kind = rep_.slot(from);
-    if (kind.lazy()) {   // a second borrower of the same object
+    if (deferred(kind)) {   // a second borrower of the same object, or reader of the same local
         rep_.push(kind);
         return true;
     }

@@ -41,6 +41,14 @@ inline bool unboxed_kind(model::SlotKind k)
     return k.kind == model::Kind::Int64 || k.kind == model::Kind::Double;
 }
 
+// A stack value LOAD_FAST of an unboxed local left where it is: its kind is
+// the local's (Int64 / Double) with detail = the local + 1, and it is read
+// from the local's shadow slot until something needs it in its own.
+inline bool local_copy(model::SlotKind k) { return unboxed_kind(k) && k.detail != 0; }
+// Lazy values and local copies: stored (store_lazy) before any move, exit,
+// jump or generic instruction sees the frame.
+inline bool deferred(model::SlotKind k) { return k.lazy() || local_copy(k); }
+
 // Per compiled code object: exits taken, per kind (CompiledCode keeps it).
 struct ExitCounts {
     uint64_t counts[unboxed::kExitKinds] = {};
@@ -111,6 +119,10 @@ private:
     int slot_of_stack(int i) const { return nlocals_ + i; }
     asmjit::x86::Mem shadow(int slot) const;
     asmjit::x86::Mem frame_slot(int slot) const;
+    // Where the unboxed value at stack position pos is: its own shadow slot,
+    // or its local's (a local copy); value_home: that slot's number.
+    int value_home(int pos) const;
+    asmjit::x86::Mem value_at(int pos) const { return shadow(value_home(pos)); }
 
     // Lazy stack values (model::Kind::LazyConst / LazyLocal): LOAD_CONST and
     // LOAD_FAST of a bound boxed local push no code; the tier's operations
@@ -195,6 +207,14 @@ private:
     std::vector<int> innermost_loop_;
     // Per BINARY_SUBSCR of a list: its item is read as a double in place.
     std::vector<bool> float_item_;
+    // The slot (local or stack, as slot_of_stack numbers them) whose double
+    // xmm0 still holds after the last instruction, or -1: the next float
+    // operation reading it skips the load (a store-to-load round trip on the
+    // dependency chain of `a * b + c`). Kept only across instructions that
+    // leave xmm0 and that slot alone (see emit()); a jump target, a call or
+    // any other instruction forgets it.
+    int xmm0_slot_ = -1;
+    bool releases(int n) const;   // release_boxed_inputs(n) would emit a decref
     int64_t unboxed_ops_ = 0;   // arithmetic, comparisons and range steps emitted unboxed, weighed
     int64_t move_cost_ = 0;     // weighed moves emitted where they run (box_everything, edges, fallthroughs)
     ExitCounts *exits_ = nullptr;

@@ -74,7 +74,7 @@ void UnboxedFrame::load_int(int k, int pos, const Gp &dst, const Label &fail)
     auto &em = c_.em();
     SlotKind kind = rep_.slot(pos);
     if (kind.kind == Kind::Int64) {
-        a.mov(dst, shadow(slot_of_stack(pos)));
+        a.mov(dst, value_at(pos));
         return;
     }
     long long value;
@@ -113,7 +113,7 @@ void UnboxedFrame::load_double(int k, int pos, const Xmm &dst, const Label &fail
     SlotKind kind = rep_.slot(pos);
     Gp scratch = dst == x86::xmm0 ? x86::r14 : x86::r15;
     if (kind.kind == Kind::Double) {
-        a.movsd(dst, shadow(slot_of_stack(pos)));
+        a.movsd(dst, value_at(pos));
         return;
     }
     if (kind.kind == Kind::LazyConst && PyFloat_CheckExact(PyTuple_GET_ITEM(code_->co_consts, kind.const_index()))) {
@@ -151,6 +151,14 @@ void UnboxedFrame::load_double(int k, int pos, const Xmm &dst, const Label &fail
         }
     }
     a.movsd(dst, x86::qword_ptr(x86::rdi, layout::kFloatValue));
+}
+
+bool UnboxedFrame::releases(int n) const
+{
+    for (int i = 1; i <= n; i++) {
+        if (rep_.slot(rep_.depth() - i).boxed_in_frame()) return true;
+    }
+    return false;
 }
 
 // Releases the instruction's `n` boxed inputs, the deepest first, as ceval
@@ -263,10 +271,16 @@ bool UnboxedFrame::emit_float_arith(int k)
     int d = rep_.depth();
     Label guard = exit(unboxed::kExitGuardFloat, k, d);
     uint8_t guards = types_->decision(k).guards;
-    load_double(k, d - 2, x86::xmm0, guard, guards & 4);
-    bool calls = load_double_calls(k, d - 1, guards & 8);
+    // An input the instruction before left in xmm0 is not loaded again.
+    int lhs_slot = slot_of_stack(d - 2);
+    bool lhs_held = rep_.slot(d - 2).kind == Kind::Double && xmm0_slot_ == value_home(d - 2);
+    bool rhs_held = rep_.slot(d - 1).kind == Kind::Double && xmm0_slot_ == value_home(d - 1) &&
+                    !load_double_calls(k, d - 2, guards & 4);
+    if (rhs_held) a.movapd(x86::xmm1, x86::xmm0);
+    if (!lhs_held) load_double(k, d - 2, x86::xmm0, guard, guards & 4);
+    bool calls = !rhs_held && load_double_calls(k, d - 1, guards & 8);
     if (calls) a.movq(x86::r14, x86::xmm0);   // a helper call in the next load clobbers xmm registers
-    load_double(k, d - 1, x86::xmm1, guard, guards & 8);
+    if (!rhs_held) load_double(k, d - 1, x86::xmm1, guard, guards & 8);
     if (calls) a.movq(x86::xmm0, x86::r14);
     switch (ins.oparg) {
     case NB_ADD: case NB_INPLACE_ADD: a.addsd(x86::xmm0, x86::xmm1); break;
@@ -299,6 +313,7 @@ bool UnboxedFrame::emit_float_arith(int k)
                                                              std::to_string(ins.oparg)};
     }
     a.movsd(shadow(slot_of_stack(d - 2)), x86::xmm0);
+    xmm0_slot_ = releases(2) ? -1 : lhs_slot;
     release_boxed_inputs(2);
     rep_.drop(2);
     rep_.push(SlotKind::dbl());
@@ -519,6 +534,7 @@ bool UnboxedFrame::emit_list_item(int k)
         a.jne(guard);
         a.movsd(x86::xmm0, x86::qword_ptr(x86::r14, layout::kFloatValue));
         a.movsd(shadow(slot_of_stack(d - 2)), x86::xmm0);
+        xmm0_slot_ = releases(2) ? -1 : slot_of_stack(d - 2);
         release_boxed_inputs(2, instr(k).index);   // a dying list's items may run code: prev_instr set first
         rep_.drop(2);
         rep_.push(SlotKind::dbl());
@@ -568,18 +584,18 @@ bool UnboxedFrame::emit_list_store(int k)
         em.load_address(x86::rax, &PyFloat_Type);
         a.cmp(x86::qword_ptr(x86::r14, layout::kObjectType), x86::rax);
         a.jne(fresh);
-        a.movsd(x86::xmm0, shadow(slot_of_stack(d - 3)));
+        a.movsd(x86::xmm0, value_at(d - 3));
         a.movsd(x86::qword_ptr(x86::r14, layout::kFloatValue), x86::xmm0);
         a.jmp(stored);
         a.bind(fresh);
     }
     // The new item: the stack's reference, or a box made for the list.
     if (value.kind == Kind::Double) {
-        a.movsd(x86::xmm0, shadow(slot_of_stack(d - 3)));
+        a.movsd(x86::xmm0, value_at(d - 3));
         em.call<&PyFloat_FromDouble>(InReg{});
     } else if (value.kind == Kind::Int64) {
         Label boxed = a.newLabel(), not_small = a.newLabel();
-        a.mov(x86::rdi, shadow(slot_of_stack(d - 3)));
+        a.mov(x86::rdi, value_at(d - 3));
         box_small_int(c_, x86::rdi, not_small, boxed);
         a.bind(not_small);
         em.call<&PyLong_FromLongLong>(x86::rdi);
