@@ -54,11 +54,7 @@ void UnboxedFrame::store_lazy(const model::FrameState &s)
 model::FrameState UnboxedFrame::without_lazy(const model::FrameState &s)
 {
     model::FrameState out = s;
-    for (int i = 0; i < s.depth(); i++) {
-        SlotKind k = s.slot(i);
-        if (k.lazy()) out.set_slot(i, SlotKind::boxed());
-        if (local_copy(k)) out.set_slot(i, SlotKind{k.kind, 0});
-    }
+    for (int i = 0; i < s.depth(); i++) out.set_slot(i, stored_kind(s.slot(i)));
     return out;
 }
 
@@ -68,15 +64,20 @@ void UnboxedFrame::materialize()
     rep_ = without_lazy(rep_);
 }
 
+void UnboxedFrame::materialize_at(int pos)
+{
+    if (!deferred(rep_.slot(pos))) return;
+    store_lazy_at(rep_, pos);
+    rep_.set_slot(pos, stored_kind(rep_.slot(pos)));
+}
+
 void UnboxedFrame::materialize_refs(int local)
 {
     for (int i = 0; i < rep_.depth(); i++) {
         SlotKind k = rep_.slot(i);
         bool borrows = k.kind == Kind::LazyLocal && static_cast<int>(k.detail) == local;
         bool copies = local_copy(k) && static_cast<int>(k.detail) - 1 == local;
-        if (!borrows && !copies) continue;
-        store_lazy_at(rep_, i);
-        rep_.set_slot(i, borrows ? SlotKind::boxed() : SlotKind{k.kind, 0});
+        if (borrows || copies) materialize_at(i);
     }
 }
 
@@ -348,10 +349,10 @@ Label UnboxedFrame::edge(int k)
         from = model::FrameState(nlocals_);
         from.set_depth(instr(k).depth);
     }
-    model::FrameState to = merge_state(k);
-    unboxed::MovePlan plan = moves(without_lazy(from), to, k);
+    model::FrameState to = merge_state(k), stored = without_lazy(from);
+    unboxed::MovePlan plan = moves(stored, to, k);
     Label target = c_.label_at(k);
-    bool lazy = from != without_lazy(from);
+    bool lazy = from != stored;
     if (plan.empty() && !lazy) return target;
     count_moves(plan);
     int unit = c_.current().index, depth = to.depth();

@@ -386,10 +386,7 @@ bool UnboxedFrame::emit_load_fast(int k)
 bool UnboxedFrame::emit_store_fast(int k)
 {
     const Instr &ins = instr(k);
-    if (rep_.peek().lazy()) {
-        store_lazy_at(rep_, rep_.depth() - 1);
-        rep_.set(0, SlotKind::boxed());
-    }
+    if (rep_.peek().lazy()) materialize_at(rep_.depth() - 1);
     SlotKind value = rep_.peek();
     auto &a = c_.as();
     if (!unboxed_kind(value) && unboxed_kind(rep_.local(ins.oparg))) {
@@ -473,10 +470,7 @@ bool UnboxedFrame::emit_swap(int k)
         return unboxed_kind(kind) ? shadow(slot_of_stack(pos)) : frame_slot(slot_of_stack(pos));
     };
     for (int pos : {i, j}) {   // a local copy goes to its own shadow slot first
-        SlotKind kind = rep_.slot(pos);
-        if (!local_copy(kind)) continue;
-        store_lazy_at(rep_, pos);
-        rep_.set_slot(pos, SlotKind{kind.kind, 0});
+        if (local_copy(rep_.slot(pos))) materialize_at(pos);
     }
     SlotKind ki = rep_.slot(i), kj = rep_.slot(j);
     // (a lazy value has no place: its kind alone moves)

@@ -48,6 +48,14 @@ inline bool local_copy(model::SlotKind k) { return unboxed_kind(k) && k.detail !
 // Lazy values and local copies: stored (store_lazy) before any move, exit,
 // jump or generic instruction sees the frame.
 inline bool deferred(model::SlotKind k) { return k.lazy() || local_copy(k); }
+// The kind of a deferred value once stored: an object (lazy), its own
+// shadow slot's number (local copy); any other kind as it is.
+inline model::SlotKind stored_kind(model::SlotKind k)
+{
+    if (k.lazy()) return model::SlotKind::boxed();
+    if (local_copy(k)) return model::SlotKind{k.kind, 0};
+    return k;
+}
 
 // Per compiled code object: exits taken, per kind (CompiledCode keeps it).
 struct ExitCounts {
@@ -135,8 +143,10 @@ private:
     void store_lazy_at(const model::FrameState &s, int pos);
     // `s` after store_lazy: the lazy values boxed.
     static model::FrameState without_lazy(const model::FrameState &s);
-    // store_lazy on rep_ (all, or those borrowing local `local` before it changes).
+    // store_lazy on rep_ (all, the one at stack position pos, or those
+    // borrowing local `local` before it changes).
     void materialize();
+    void materialize_at(int pos);
     void materialize_refs(int local);
     model::FrameState merge_state(int k) const;
     VType type_of_stack(int k, int i) const;
@@ -163,6 +173,7 @@ private:
     void small_int_value(const Label &big);
 
     bool const_int(model::SlotKind kind, long long &value) const;
+    bool const_float(model::SlotKind kind, double &value) const;
     bool load_double_calls(int k, int pos, bool or_int) const;
     // Input i (0: deepest) of the current instruction into a register.
     void load_int(int k, int input, const Gp &dst, const Label &fail);

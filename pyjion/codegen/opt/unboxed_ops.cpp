@@ -51,14 +51,25 @@ bool UnboxedFrame::const_int(SlotKind kind, long long &value) const
     return overflow == 0;
 }
 
+// A lazy constant that is an exact float: its value.
+bool UnboxedFrame::const_float(SlotKind kind, double &value) const
+{
+    if (kind.kind != Kind::LazyConst) return false;
+    PyObject *v = PyTuple_GET_ITEM(code_->co_consts, kind.const_index());
+    if (!PyFloat_CheckExact(v)) return false;
+    value = PyFloat_AS_DOUBLE(v);
+    return true;
+}
+
 // Whether load_double of input `pos` may call a helper (clobbering xmm
 // registers): an int object's value beyond two digits is asked.
 bool UnboxedFrame::load_double_calls(int k, int pos, bool or_int) const
 {
     SlotKind kind = rep_.slot(pos);
-    long long value;
-    if (kind.kind == Kind::Double || kind.kind == Kind::Int64 || const_int(kind, value)) return false;
-    if (kind.kind == Kind::LazyConst && PyFloat_CheckExact(PyTuple_GET_ITEM(code_->co_consts, kind.const_index()))) {
+    long long int_value;
+    double float_value;
+    if (kind.kind == Kind::Double || kind.kind == Kind::Int64 || const_int(kind, int_value) ||
+        const_float(kind, float_value)) {
         return false;
     }
     return or_int || type_of_stack(k, pos) == VType::kInt;
@@ -116,8 +127,8 @@ void UnboxedFrame::load_double(int k, int pos, const Xmm &dst, const Label &fail
         a.movsd(dst, value_at(pos));
         return;
     }
-    if (kind.kind == Kind::LazyConst && PyFloat_CheckExact(PyTuple_GET_ITEM(code_->co_consts, kind.const_index()))) {
-        double value = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(code_->co_consts, kind.const_index()));
+    double value;
+    if (const_float(kind, value)) {
         uint64_t bits;
         std::memcpy(&bits, &value, sizeof bits);
         a.mov(scratch, imm(bits));
@@ -174,23 +185,16 @@ void UnboxedFrame::release_boxed_inputs(int n, int prev_unit)
     }
 }
 
-// For // and % whose divisor is the constant just loaded and a positive
-// power of two: its exponent; else -1.
+// For // and % whose divisor is a lazy constant (one path brings it: a
+// merge point stores lazy values) and a positive power of two: its
+// exponent; else -1.
 int UnboxedFrame::power_of_two_divisor(int k) const
 {
     int op = instr(k).oparg;
     bool division = op == NB_FLOOR_DIVIDE || op == NB_INPLACE_FLOOR_DIVIDE || op == NB_REMAINDER ||
                     op == NB_INPLACE_REMAINDER;
-    // (not at a jump target: another path may bring another divisor)
-    if (!division || k == 0 || instr(k - 1).opcode != LOAD_CONST || bc_.is_jump_target(instr(k).start) ||
-        unboxed_kind(rep_.peek())) {
-        return -1;
-    }
-    PyObject *v = PyTuple_GET_ITEM(code_->co_consts, instr(k - 1).oparg);
-    if (!PyLong_CheckExact(v)) return -1;
-    int overflow = 0;
-    long long n = PyLong_AsLongLongAndOverflow(v, &overflow);
-    if (overflow != 0 || n <= 0 || (n & (n - 1)) != 0) return -1;
+    long long n;
+    if (!division || !const_int(rep_.peek(), n) || n <= 0 || (n & (n - 1)) != 0) return -1;
     return __builtin_ctzll(static_cast<unsigned long long>(n));
 }
 
@@ -562,33 +566,30 @@ bool UnboxedFrame::emit_list_store(int k)
     if (unboxed_kind(rep_.slot(d - 2))) return false;
     SlotKind value = rep_.slot(d - 3);
     Label leave = exit(unboxed::kExitNotList, k, d);
-    Label old_ok = a.newLabel();
+    Label old_ok = a.newLabel(), stored = a.newLabel();
     list_item_address(k, d, leave);
     a.mov(x86::r14, x86::qword_ptr(x86::rax, x86::r15, 3));   // the old item
+    // An old item only the list references dies here: an exact float or int.
     a.cmp(x86::qword_ptr(x86::r14, layout::kObjectRefcnt), 1);
     a.jne(old_ok);
     em.load_address(x86::rax, &PyFloat_Type);
     a.cmp(x86::qword_ptr(x86::r14, layout::kObjectType), x86::rax);
-    a.je(old_ok);
+    if (value.kind == Kind::Double) {
+        // Such a float takes the new value in place (as a new float would
+        // take its memory): no allocation.
+        Label not_float = a.newLabel();
+        a.jne(not_float);
+        a.movsd(x86::xmm0, value_at(d - 3));
+        a.movsd(x86::qword_ptr(x86::r14, layout::kFloatValue), x86::xmm0);
+        a.jmp(stored);
+        a.bind(not_float);
+    } else {
+        a.je(old_ok);
+    }
     em.load_address(x86::rax, &PyLong_Type);
     a.cmp(x86::qword_ptr(x86::r14, layout::kObjectType), x86::rax);
     a.jne(leave);
     a.bind(old_ok);
-    Label stored = a.newLabel();
-    if (value.kind == Kind::Double) {
-        // An old float only the list references takes the new value in
-        // place (as a new float would take its memory): no allocation.
-        Label fresh = a.newLabel();
-        a.cmp(x86::qword_ptr(x86::r14, layout::kObjectRefcnt), 1);
-        a.jne(fresh);
-        em.load_address(x86::rax, &PyFloat_Type);
-        a.cmp(x86::qword_ptr(x86::r14, layout::kObjectType), x86::rax);
-        a.jne(fresh);
-        a.movsd(x86::xmm0, value_at(d - 3));
-        a.movsd(x86::qword_ptr(x86::r14, layout::kFloatValue), x86::xmm0);
-        a.jmp(stored);
-        a.bind(fresh);
-    }
     // The new item: the stack's reference, or a box made for the list.
     if (value.kind == Kind::Double) {
         a.movsd(x86::xmm0, value_at(d - 3));
