@@ -252,7 +252,10 @@ def norm(value, _depth=0):
             return (type(value).__name__, [norm(v, _depth + 1) for v in value])
         if isinstance(value, dict):
             return ("dict", [(norm(k, _depth + 1), norm(v, _depth + 1)) for k, v in value.items()])
-        return (type(value).__name__, repr(value))
+        try:
+            return (type(value).__name__, repr(value))
+        except ValueError:   # an int of more digits than sys.get_int_max_str_digits() allows
+            return (type(value).__name__, hex(value))
     state = getattr(value, "__dict__", None)
     return (type(value).__qualname__,
             None if state is None else [(k, norm(v, _depth + 1)) for k, v in state.items()])
