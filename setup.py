@@ -13,6 +13,7 @@ tests/test_extension_linkage.py checks that each one is exported.
 """
 import glob
 import os
+import re
 import subprocess
 import sys
 
@@ -34,9 +35,17 @@ def asmjit_root():
     return root
 
 
+VERSION_LAYER = re.compile(r"py3\d+$")
+
+
 def codegen_files(pattern):
-    """pyjion/codegen's files matching `pattern`, its layers' folders included."""
-    return sorted(glob.glob("pyjion/codegen/" + pattern) + glob.glob("pyjion/codegen/*/" + pattern))
+    """pyjion/codegen's files matching `pattern`, its layers' folders included;
+    of the version layers (pyjion/codegen/py311, py313, ...) only the running
+    CPython's."""
+    own = "py%d%d" % sys.version_info[:2]
+    folders = [d for d in glob.glob("pyjion/codegen/*/")
+               if not VERSION_LAYER.match(os.path.basename(d.rstrip("/"))) or d.rstrip("/").endswith(own)]
+    return sorted(glob.glob("pyjion/codegen/" + pattern) + [f for d in folders for f in glob.glob(d + pattern)])
 
 
 def extensions():

@@ -5,6 +5,7 @@
 
 #include "cpython/interp_state.h"
 
+#include "cpython/int_emit.h"
 #include "front/opcodes.h"
 #include "runtime/runtime.h"
 #include "runtime/runtime_slots.h"
@@ -72,13 +73,7 @@ void guard_type(Compiler &c, const x86::Gp &obj, PyTypeObject *type, const Label
 
 void load_small_int(Compiler &c, const x86::Gp &obj, const x86::Gp &value, const Label &fail)
 {
-    auto &a = c.as();
-    a.mov(value, x86::qword_ptr(obj, layout::kVarSize));
-    a.lea(x86::rax, x86::ptr(value, 1));
-    a.cmp(x86::rax, 2);
-    a.ja(fail);                                       // ob_size not in {-1, 0, 1}
-    a.mov(x86::eax, x86::dword_ptr(obj, layout::kLongDigit0));
-    a.imul(value, x86::rax);                          // 0 for zero whatever the digit holds
+    int_emit::load_one_digit(c.as(), obj, value, fail);
 }
 
 void box_small_int(Compiler &c, const x86::Gp &value, const Label &not_small, const Label &done)
@@ -255,12 +250,7 @@ void emit_binary_op(Compiler &c, int nb)
             a.jae(allocate_int);
             reuse_dead_operand(
                 [&](const x86::Gp &box) {
-                    a.mov(x86::dword_ptr(box, layout::kLongDigit0), x86::eax);   // |result|
-                    a.mov(x86::edx, 1);
-                    a.mov(x86::r8, -1);
-                    a.test(x86::rdi, x86::rdi);
-                    a.cmovs(x86::rdx, x86::r8);
-                    a.mov(x86::qword_ptr(box, layout::kVarSize), x86::rdx);      // the sign
+                    int_emit::store_one_digit(a, box, x86::rdi);   // |result| in eax
                 },
                 allocate_int);
             a.bind(allocate_int);

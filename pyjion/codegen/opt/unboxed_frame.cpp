@@ -6,6 +6,7 @@
 #include "baseline/compiler.h"
 #include "codegen_api.h"
 #include "cpython/frame_layout.h"
+#include "cpython/int_emit.h"
 #include "front/opcodes.h"
 #include "runtime/helpers.h"
 
@@ -270,10 +271,7 @@ void UnboxedFrame::emit_entry_checks()
         if (type != VType::kInt) continue;
         // At most two digits (60 bits) fit; longer ones are asked.
         Label big = a.newLabel(), fits = a.newLabel();
-        a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));
-        a.lea(x86::rax, x86::ptr(x86::rcx, 2));
-        a.cmp(x86::rax, 4);
-        a.ja(big);
+        int_emit::check_two_digits(a, x86::rdi, big);
         em.out_of_line([&] {
             a.bind(big);
             em.call<&unboxed::long_to_int64>(InReg(), Lea(x86::ptr(x86::rsp, shadow_bytes_)));

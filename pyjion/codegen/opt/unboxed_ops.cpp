@@ -10,6 +10,7 @@
 #include "baseline/specialize.h"
 #include "codegen_api.h"
 #include "cpython/frame_layout.h"
+#include "cpython/int_emit.h"
 #include "front/opcodes.h"
 #include "runtime/helpers.h"
 
@@ -32,12 +33,8 @@ bool is_pop_jump(int opcode)
 void UnboxedFrame::small_int_value(const Label &big)
 {
     auto &a = c_.as();
-    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));   // the digits, signed
-    a.lea(x86::rax, x86::ptr(x86::rcx, 1));
-    a.cmp(x86::rax, 2);
-    a.ja(big);
-    a.mov(x86::eax, x86::dword_ptr(x86::rdi, layout::kLongDigit0));   // a zero's digit is never read as other than 0 x size
-    a.imul(x86::rax, x86::rcx);
+    int_emit::load_one_digit(a, x86::rdi, x86::rcx, big);
+    a.mov(x86::rax, x86::rcx);
 }
 
 // A lazy constant that is an exact int of int64 size: its value.

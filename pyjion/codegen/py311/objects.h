@@ -1,0 +1,29 @@
+// CPython 3.11's object layouts that differ from other versions' (included
+// by cpython/object_layout.h).
+#pragma once
+
+namespace pyjion::layout {
+
+// Ints are sign-magnitude: ob_size is the number of 30-bit digits times the
+// sign (0 for zero), the digits follow.
+constexpr int32_t kLongSize = offsetof(PyVarObject, ob_size);
+constexpr int32_t kLongDigit0 = offsetof(PyLongObject, ob_digit);
+
+// range_iterator (Objects/rangeobject.c keeps the struct private): the
+// optimising tier steps it inline in FOR_ITER.
+struct RangeIterLayout {
+    PyObject_HEAD
+    long index, start, step, len;
+};
+constexpr bool kRangeIterHasIndex = true;
+constexpr int32_t kRangeIterIndex = offsetof(RangeIterLayout, index);
+constexpr int32_t kRangeIterStart = offsetof(RangeIterLayout, start);
+constexpr int32_t kRangeIterStep = offsetof(RangeIterLayout, step);
+constexpr int32_t kRangeIterLen = offsetof(RangeIterLayout, len);
+
+// A generator's frame is embedded in the generator object (gi_iframe).
+constexpr int32_t kGenFrameStateFromFrame =
+    static_cast<int32_t>(offsetof(PyGenObject, gi_frame_state)) - static_cast<int32_t>(offsetof(PyGenObject, gi_iframe));
+constexpr int8_t kFrameSuspended = FRAME_SUSPENDED;
+
+}  // namespace pyjion::layout

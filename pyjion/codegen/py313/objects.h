@@ -1,0 +1,27 @@
+// CPython 3.13's object layouts that differ from other versions' (included
+// by cpython/object_layout.h).
+#pragma once
+
+#include "internal/pycore_range.h"
+
+namespace pyjion::layout {
+
+// Ints: long_value.lv_tag holds the number of digits << 3 and the sign in
+// its low two bits (0 positive, 1 zero, 2 negative; cpython/longintrepr.h);
+// an int of at most one digit is "compact" (lv_tag < 2 << 3).
+constexpr int32_t kLongTag = offsetof(PyLongObject, long_value.lv_tag);
+constexpr int32_t kLongDigit0 = offsetof(PyLongObject, long_value.ob_digit);
+constexpr int kLongNonSizeBits = _PyLong_NON_SIZE_BITS;
+constexpr int kLongSignMask = _PyLong_SIGN_MASK;
+
+// The range iterator advances start itself (no index field since 3.12).
+constexpr bool kRangeIterHasIndex = false;
+constexpr int32_t kRangeIterStart = offsetof(_PyRangeIterObject, start);
+constexpr int32_t kRangeIterStep = offsetof(_PyRangeIterObject, step);
+constexpr int32_t kRangeIterLen = offsetof(_PyRangeIterObject, len);
+
+constexpr int32_t kGenFrameStateFromFrame =
+    static_cast<int32_t>(offsetof(PyGenObject, gi_frame_state)) - static_cast<int32_t>(offsetof(PyGenObject, gi_iframe));
+constexpr int8_t kFrameSuspended = FRAME_SUSPENDED;
+
+}  // namespace pyjion::layout
