@@ -1,6 +1,17 @@
 # pyjion: `make demo` and `make test` do the whole set-up on a fresh Debian machine.
+# PYVER picks the CPython to build for and test with: 3.11 (the default,
+# .venv, the `python3` on PATH) or 3.13 (.venv-3.13, an interpreter found or
+# built by tools/find_python.sh). Each version has its own venv, extension
+# files (pyjion/*.cpython-3NN-*.so) and build folders.
+PYVER ?= 3.11
+ifeq ($(PYVER),3.11)
 PYTHON ?= python3
 VENV := .venv
+else
+PYTHON = $$(tools/find_python.sh $(PYVER))
+VENV := .venv-$(PYVER)
+endif
+CPTAG := cp$(subst .,,$(PYVER))
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.pyjion-deps
 SOURCES := $(wildcard pyjion/*.pyx pyjion/*.h pyjion/*.cpp pyjion/codegen/*.cpp pyjion/codegen/*.h pyjion/codegen/*/*.cpp pyjion/codegen/*/*.h pyjion/codegen/*/*.def pyjion/codegen/*/*.c pyjion/*.py) _pyjion_startup.py setup.py pyproject.toml
@@ -33,18 +44,18 @@ build: $(VENV)/.pyjion-built
 # built for the venv's interpreter, linking no libpython, repaired by
 # auditwheel (a manylinux tag: nothing loaded from this machine but the C
 # library), the start-up .pth inside.
-WHEEL_BUILD := build/wheel
-WHEEL_STAMP := dist/.pyjion-wheel
+WHEEL_BUILD := build/wheel-$(PYVER)
+WHEEL_STAMP := dist/.pyjion-wheel-$(PYVER)
 $(WHEEL_STAMP): $(VENV)/.pyjion-built $(SOURCES)
 	# (setuptools packs whatever an earlier build left in build/lib.*)
-	rm -rf $(WHEEL_BUILD) build/lib.* build/bdist.* && mkdir -p $(WHEEL_BUILD) dist
+	rm -rf $(WHEEL_BUILD) build/lib.*-$(subst .,,$(PYVER)) build/bdist.* && mkdir -p $(WHEEL_BUILD) dist
 	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w $(WHEEL_BUILD) .
-	rm -f dist/pyjion-*-cp311-*.whl
+	rm -f dist/pyjion-*-$(CPTAG)-*.whl
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) -m auditwheel repair --strip -w dist $(WHEEL_BUILD)/pyjion-*.whl
 	touch $@
 
 wheel: $(WHEEL_STAMP)
-	ls dist/pyjion-*-cp311-*.whl
+	ls dist/pyjion-*-$(CPTAG)-*.whl
 
 demo: setup
 	$(PY) demo/demo.py

@@ -101,7 +101,7 @@ PyjionCodegenAPI api = {PYJION_CODEGEN_API_VERSION, capsule_compile, &pyjion::di
 
 PYBIND11_MODULE(_codegen, m)
 {
-    m.doc() = "pyjion's code generator: CPython 3.11 bytecode to x86-64 machine code with AsmJit";
+    m.doc() = "pyjion's code generator: CPython bytecode (3.11, 3.13) to x86-64 machine code with AsmJit";
 
     py::class_<CompiledCode>(m, "CompiledCode", "Machine code of one compiled code object.")
         .def_property_readonly("address", [](const CompiledCode &c) { return reinterpret_cast<uintptr_t>(c.entry()); })
@@ -184,7 +184,12 @@ PYBIND11_MODULE(_codegen, m)
         auto *co = reinterpret_cast<PyCodeObject *>(code.ptr());
         try {
             pyjion::Bytecode bytecode(co);
-            pyjion::opt::TypeInference types(co, bytecode, co->co_warmup == 0 || arg_types != 0, arg_types);
+#if PY_VERSION_HEX < 0x030D0000
+            bool profiled = co->co_warmup == 0 || arg_types != 0;   // 3.11 quickens warm code
+#else
+            bool profiled = true;   // 3.13 quickens every code object when it is made
+#endif
+            pyjion::opt::TypeInference types(co, bytecode, profiled, arg_types);
             return types.describe();
         } catch (const pyjion::CompileError &e) {
             throw py::value_error("cannot decode: " + e.what);

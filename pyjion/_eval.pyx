@@ -75,7 +75,7 @@ cdef extern from "codegen_api.h":
     int PYJION_CODEGEN_API_VERSION
     int PYJION_RESULT_COMPILER_ERROR
 
-cdef extern from "cpython311.h":
+cdef extern from "cpython_layer.h":
     ctypedef struct PyjFrame
     ctypedef PyObject *(*_PyFrameEvalFunction)(PyThreadState *, PyjFrame *, int) noexcept
     PyObject *_PyEval_EvalFrameDefault(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
@@ -98,6 +98,7 @@ cdef extern from "cpython311.h":
     int pyj_code_is_generator(PyCodeObject *co) noexcept
     int pyj_code_may_run_inline(PyCodeObject *co) noexcept
     int pyj_in_tracer(PyThreadState *ts) noexcept
+    int PYJ_LOOP_TRAPS
 
 cdef extern from "cstack_guard.h":
     int pyj_cstack_exhausted() noexcept
@@ -515,6 +516,8 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
         # trap: the next resume enters the machine code at the yield.
         return compiled
     if pyj_code_may_run_inline(co) and inline_getitem():
+        return compiled
+    if not PYJ_LOOP_TRAPS:
         return compiled
     header = g_codegen.osr_header(rec.owner, pyj_frame_unit(f), &depth)
     if header < 0 or pyj_code_unit_returns(co, header):

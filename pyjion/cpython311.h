@@ -1,6 +1,6 @@
 /* Everything the hook (_eval.pyx) needs from CPython 3.11's internal frame and
- * code layout, in one place, so a port to 3.12 changes this file (and
- * codegen/cpython/frame_layout.h) only. Included after Python.h. */
+ * code layout, in one place (cpython313.h has the same for 3.13; included
+ * through cpython_layer.h). */
 #ifndef PYJION_CPYTHON311_H
 #define PYJION_CPYTHON311_H
 
@@ -27,6 +27,10 @@ static inline PyObject **pyj_frame_locals(PyjFrame *f) { return f->localsplus; }
 /* True while sys.settrace/sys.setprofile is active for this thread: such frames
  * run in the interpreter so that tracers see every event. */
 static inline int pyj_tracing(PyThreadState *ts) { return ts->cframe->use_tracing != 0; }
+
+/* The loop-header trap (tiering.h) works here: the interpreter "returns"
+ * from a trap leaving the frame to its caller. */
+#define PYJ_LOOP_TRAPS 1
 
 static inline int pyj_code_argcount(PyCodeObject *co)
 {

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "code_extra.h"
-#include "cpython311.h"
+#include "cpython_layer.h"
 #include "cstack_guard.h"
 #include "record.h"
 #include "tiering.h"

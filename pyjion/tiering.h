@@ -34,7 +34,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "cpython311.h"
+#include "cpython_layer.h"
 #include "cstack_guard.h"   /* PYJ_TLS */
 #include "record.h"
 
