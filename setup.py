@@ -35,6 +35,8 @@ def asmjit_root():
     return root
 
 
+# The CPython versions with a layer (pyjion/codegen/pyNNN, pyjion/cpythonNNN.h).
+LAYERS = ((3, 11), (3, 13))
 VERSION_LAYER = re.compile(r"py3\d+$")
 
 
@@ -54,8 +56,9 @@ def extensions():
         from Cython.Build import cythonize
     except ImportError as exc:
         fail("missing build dependency %s; run 'make setup' (or pip install Cython pybind11)" % exc.name)
-    if sys.version_info[:2] != (3, 11):
-        fail("pyjion targets CPython 3.11; this is %d.%d" % sys.version_info[:2])
+    if sys.version_info[:2] not in LAYERS:
+        fail("pyjion has layers for CPython %s; this is %d.%d"
+             % (" and ".join("%d.%d" % v for v in LAYERS), *sys.version_info[:2]))
     asmjit = asmjit_root()
     debug = os.environ.get("PYJION_DEBUG_BUILD") == "1"
     opt = ["-O0", "-g"] if debug else ["-O2"]

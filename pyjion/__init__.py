@@ -114,7 +114,8 @@ def is_enabled():
 
 
 def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile=None, jit=None,
-           max_instructions=None, dump_asm=None, perf_map=None, compact_above=None, opt=None):
+           max_instructions=None, dump_asm=None, perf_map=None, compact_above=None, opt=None,
+           tree_depth=None, tree_nodes=None):
     """Changes settings (None keeps one) and returns them all. max_instructions:
     code objects with more bytecode instructions stay in the interpreter
     (reason "code object too large"; 0 = no limit). compact_above: code
@@ -129,7 +130,11 @@ def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile
     "always" (wherever it can unbox; pgc=False turns it off). perf_map:
     True appends every later block of machine code to
     /tmp/perf-<pid>.map, which Linux perf reads to name JIT code (the
-    setting reads back as that path; PYJION_PERF_MAP=1 sets it at import)."""
+    setting reads back as that path; PYJION_PERF_MAP=1 sets it at import).
+    tree_depth, tree_nodes: bounds of the profiler's call tree
+    (pyjion.calltree): deeper paths, and new paths once it holds that many
+    nodes, are charged to their deepest recorded ancestor (defaults 256 and
+    200,000)."""
     if dump_asm is not None and dump_asm is not False and not isinstance(dump_asm, (str, os.PathLike)):
         raise TypeError("dump_asm must be a path, \"-\" or False, not %s" % type(dump_asm).__name__)
     _eval.set_config(threshold=threshold, pgc=pgc, debug=debug, profile=profile, jit=jit,
@@ -141,6 +146,7 @@ def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile
     if perf_map is not None:
         from . import _codegen
         _codegen.set_perf_map(bool(perf_map))
+    tree_bounds = _eval.set_call_tree_bounds(tree_depth, tree_nodes)
     if level is not None:
         _compat_settings["level"] = int(level)
     if graph is not None:
@@ -151,6 +157,7 @@ def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile
     settings["dump_asm"] = codegen.get_dump_asm() if codegen is not None else None
     settings["perf_map"] = codegen.get_perf_map() if codegen is not None else None
     settings.update(_compat_settings)
+    settings["tree_depth"], settings["tree_nodes"] = tree_bounds
     settings["enabled"] = _eval.installed()
     settings["unsupported"] = list(_UNSUPPORTED_SETTINGS)
     return settings

@@ -67,9 +67,13 @@ def config(threshold: Optional[int] = None, level: Optional[int] = None, pgc: Op
            debug: Optional[bool] = None, graph: Optional[bool] = None, profile: Optional[bool] = None,
            jit: Optional[bool] = None, max_instructions: Optional[int] = None,
            dump_asm: Union[str, "os.PathLike[str]", bool, None] = None,
-           perf_map: Optional[bool] = None, compact_above: Optional[int] = None) -> Dict[str, Any]:
+           perf_map: Optional[bool] = None, compact_above: Optional[int] = None,
+           opt: Union[str, bool, None] = None, tree_depth: Optional[int] = None,
+           tree_nodes: Optional[int] = None) -> Dict[str, Any]:
     """Change settings (None = keep) and return all of them as a dict, incl. "unsupported":
     the names of settings accepted for Pyjion compatibility that have no effect here.
+    tree_depth, tree_nodes: bounds of the profiler's call tree (pyjion.calltree; defaults
+    256 and 200,000): deeper or new paths past them go to their deepest recorded ancestor.
     max_instructions: larger code objects stay interpreted (IncompatibleSize); 0 = no limit.
     compact_above: longer code objects (code units, caches included; default 128) get
     compact machine code: attribute and global lookups call code shared by all sites

@@ -1,7 +1,7 @@
 """python -m pyjion: run a script or a module with the JIT (and optionally the profiler).
 
-    python -m pyjion [--threshold N] [--no-jit] [--jit-stats] [--profile] [-o out.prof]
-                     [--sort KEY] script.py [args ...]
+    python -m pyjion [--threshold N] [--no-jit] [--jit-stats] [--profile] [--tree]
+                     [-o out.prof|out.html|out.speedscope.json] [--sort KEY] script.py [args ...]
     python -m pyjion [options] -m module [args ...]
 
 The program runs as it would under ``python script.py`` / ``python -m module``: the same
@@ -9,8 +9,10 @@ sys.argv, sys.path[0], ``__main__`` module, exit status and tracebacks (pyjion's
 left out; with -m the two runpy frames stay, as python -m prints them; an uncaught
 KeyboardInterrupt ends the process by SIGINT, as python does). The hook stays installed until
 the interpreter exits, so atexit handlers run with the JIT too.
---profile prints the table ``python -m cProfile`` prints; with -o the profile is written to a
-file pstats reads instead (also as cProfile does). --jit-stats prints what the JIT did (code
+--profile prints the table ``python -m cProfile`` prints; --tree prints the call tree instead
+(time per call path, hot paths first: pyjion.calltree). With -o the profile is written to a file
+instead: a flame graph page for a name ending in .html, speedscope's format for one ending in
+.json (pyjion.flamegraph), else the file pstats reads (as cProfile writes it). --jit-stats prints what the JIT did (code
 objects compiled, left interpreted, loops entered from the interpreter, machine code alive) to
 stderr when the interpreter exits."""
 import argparse
@@ -23,9 +25,11 @@ import sys
 import types
 
 import pyjion
+import pyjion.calltree
+import pyjion.flamegraph
 import pyjion.profile
 
-USAGE = ("python -m pyjion [--threshold N] [--no-jit] [--jit-stats] [--profile] [-o out.prof] [--sort KEY] "
+USAGE = ("python -m pyjion [--threshold N] [--no-jit] [--jit-stats] [--profile] [--tree] [-o FILE] [--sort KEY] "
          "(script.py | -m module) [args ...]")
 # Options that take a value (as separate argument or --opt=value).
 _VALUE_OPTIONS = ("--threshold", "-o", "--outfile", "-s", "--sort")
@@ -43,8 +47,11 @@ def _parser():
                         help="print the JIT's statistics (pyjion.stats()['jit']) to stderr at exit")
     parser.add_argument("--profile", action="store_true",
                         help="profile every Python call; print a table like python -m cProfile")
+    parser.add_argument("--tree", action="store_true",
+                        help="with --profile (implied): print the call tree (time per call path)")
     parser.add_argument("-o", "--outfile", default=None, metavar="FILE",
-                        help="with --profile (implied): write the profile to FILE (pstats format)")
+                        help="with --profile (implied): write the profile to FILE: a flame graph "
+                             "(FILE.html), speedscope's format (FILE.json), else pstats' format")
     parser.add_argument("-s", "--sort", default="cumulative",
                         choices=sorted(pstats.Stats.sort_arg_dict_default),
                         help="sort order of the printed profile (default: cumulative, as cProfile)")
@@ -88,6 +95,8 @@ def parse_args(argv):
         parser.error("a script or -m module is required")
     if opts.threshold is not None and opts.threshold < 0:
         parser.error("--threshold must be >= 0")
+    if opts.tree:
+        opts.profile = True
     if opts.outfile is not None:
         opts.profile = True
         # The program may chdir: fix the output path now, as cProfile does.
@@ -224,11 +233,22 @@ def _report(exc):
 
 # ---- profile output ---------------------------------------------------------------------
 
-def _show_profile(opts, functions):
-    if opts.outfile is not None:
-        pyjion.profile.dump_stats(opts.outfile, functions)
+def _show_profile(opts, functions, tree_data):
+    out = opts.outfile
+    if out is not None and out.endswith((".html", ".htm")):
+        pyjion.flamegraph.dump_html(out, pyjion.calltree.call_tree(tree_data), title=_program_name(opts))
+    elif out is not None and out.endswith(".json"):
+        pyjion.flamegraph.dump_speedscope(out, pyjion.calltree.call_tree(tree_data), name=_program_name(opts))
+    elif out is not None:
+        pyjion.profile.dump_stats(out, functions)
+    elif opts.tree:
+        pyjion.calltree.print_tree(pyjion.calltree.call_tree(tree_data))
     else:
         pyjion.profile.print_stats(sort=opts.sort, stats=functions)
+
+
+def _program_name(opts):
+    return "pyjion profile of %s" % (opts.script if opts.script is not None else "-m " + opts.module)
 
 
 # ---- JIT statistics -----------------------------------------------------------------------
@@ -289,9 +309,11 @@ def main(argv=None):
                 # Snapshot first: a call is counted when it returns, so neither stats() (still
                 # running) nor the config() call that stops the profiler shows in the profile.
                 # The hook stays installed: the JIT keeps running the program's exit handlers.
+                # (the tree first: _eval.call_tree runs no Python code of its own)
+                tree_data = pyjion._eval.call_tree()
                 functions = pyjion.stats()["functions"]
                 pyjion.config(profile=False)
-                _show_profile(opts, functions)
+                _show_profile(opts, functions, tree_data)
     except SystemExit:
         raise               # python prints its message (if any) and exits with its code
     except BaseException as exc:

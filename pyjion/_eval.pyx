@@ -145,6 +145,20 @@ cdef extern from "profiler.h":
     void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObject *code, uint64_t generation) noexcept
     void pyj_prof_end(PyjCallContext *ctx, uint64_t generation) noexcept
 
+cdef extern from "call_tree.h":
+    uint32_t PYJ_TREE_NONE
+    ctypedef struct PyjTreeNode:
+        PyObject *code
+        unsigned long thread
+        uint32_t parent, depth
+        uint64_t calls, total_ticks, own_ticks
+    ctypedef struct PyjTree:
+        PyjTreeNode *nodes
+        uint32_t n, max_nodes, max_depth
+        uint64_t folded
+    PyjTree pyj_tree
+    void pyj_tree_clear() noexcept
+
 cdef extern from "tiering.h":
     ctypedef struct PyjTierState:
         Py_ssize_t extra_index
@@ -925,6 +939,37 @@ def function_stats():
     return result
 
 
+def call_tree():
+    """The profiler's call tree (call_tree.h) as plain data: {"nodes": [(code or
+    None for a thread's root, thread ident, parent index or -1, calls,
+    total_time, own_time)], "folded": calls charged to an ancestor, "max_depth",
+    "max_nodes"}; a node's parent comes before it."""
+    cdef double rate = ticks_per_second()
+    cdef uint32_t i
+    cdef PyjTreeNode *n
+    nodes = []
+    for i in range(pyj_tree.n):
+        n = &pyj_tree.nodes[i]
+        nodes.append((<object>n.code if n.code != NULL else None, n.thread,
+                      -1 if n.parent == PYJ_TREE_NONE else <long>n.parent,
+                      n.calls, n.total_ticks / rate, n.own_ticks / rate))
+    return {"nodes": nodes, "folded": pyj_tree.folded, "max_depth": pyj_tree.max_depth,
+            "max_nodes": pyj_tree.max_nodes}
+
+
+def set_call_tree_bounds(max_depth=None, max_nodes=None):
+    """Bounds of the call tree (config(tree_depth=..., tree_nodes=...))."""
+    if max_depth is not None:
+        if not 1 <= max_depth <= 100000:
+            raise ValueError("tree_depth must be between 1 and 100000")
+        pyj_tree.max_depth = max_depth
+    if max_nodes is not None:
+        if not 16 <= max_nodes <= 50000000:
+            raise ValueError("tree_nodes must be between 16 and 50000000")
+        pyj_tree.max_nodes = max_nodes
+    return pyj_tree.max_depth, pyj_tree.max_nodes
+
+
 cdef merge_entries(dict into, dict other):
     for name in ("calls", "primitive_calls", "total_time", "own_time"):
         into[name] += other[name]
@@ -947,6 +992,7 @@ def reset_stats():
         if rec != NULL:
             pyj_profile_clear(&rec.prof)
     g_profiled = []
+    pyj_tree_clear()
     g_compiled = g_recompiled = g_failed = g_code_bytes = g_instructions = g_interpreted = 0
     g_samples = 0
     pyj_tier.osr_entries = pyj_tier.traps = 0

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "record.h"
+#include "call_tree.h"
 #include "cstack_guard.h"   /* PYJ_TLS */
 
 #if defined(__x86_64__)
@@ -41,6 +42,7 @@ typedef struct PyjCallContext {
     uint64_t start;
     uint64_t child_ticks;           /* time spent in profiled callees */
     uint64_t generation;            /* reset_stats() generation at entry */
+    uint32_t node;                  /* this call's path in the call tree (call_tree.h) */
 } PyjCallContext;
 
 static PYJ_TLS PyjCallContext *pyj_current_call;
@@ -58,6 +60,9 @@ static inline void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObject 
         PyjEdge *e = pyj_edge_for(&rec->prof, prev->code);
         if (e != NULL) e->active++;
     }
+    ctx->node = pyj_tree_enter(prev != NULL && prev->generation == generation ? prev->node : PYJ_TREE_NONE,
+                               code, generation);
+    pyj_tree_begin(ctx->node);
     pyj_current_call = ctx;
     ctx->start = pyj_ticks();
 }
@@ -72,6 +77,7 @@ static inline void pyj_prof_end(PyjCallContext *ctx, uint64_t generation)
     if (prev != NULL) prev->child_ticks += total;
     int outermost = --p->active == 0;
     if (ctx->generation != generation) return;      /* stats were reset meanwhile */
+    pyj_tree_end(ctx->node, total, own);
     if (outermost) p->total_ticks += total; else p->recursive_calls++;
     p->own_ticks += own;
     p->calls++;
