@@ -16,7 +16,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.pyjion-deps
 SOURCES := $(wildcard pyjion/*.pyx pyjion/*.h pyjion/*.cpp pyjion/codegen/*.cpp pyjion/codegen/*.h pyjion/codegen/*/*.cpp pyjion/codegen/*/*.h pyjion/codegen/*/*.def pyjion/codegen/*/*.c pyjion/*.py) _pyjion_startup.py setup.py pyproject.toml
 
-.PHONY: setup build wheel demo test unit-test smoke bench bench-check bench-whole bench-macro thirdparty fuzz regrtest refleak clean
+.PHONY: setup build wheel demo test unit-test smoke bench bench-check bench-whole bench-profile-accuracy bench-macro thirdparty fuzz regrtest refleak clean
 
 setup: build
 
@@ -100,6 +100,11 @@ bench: setup
 
 bench-check: setup
 	env -u PYJION $(PY) tools/bench_check.py --run --geomean-only
+
+# The profiler's own-time shares against py-spy's samples of the same runs
+# (call-heavy bench programs): bench/PROFILE_ACCURACY.md.
+bench-profile-accuracy: setup
+	env -u PYJION $(PY) bench/profile_accuracy.py
 
 # Whole-process runs of the bench programs (start-up + one run() + exit),
 # stock vs PYJION=1: bench/WHOLE_PROGRAM.md and .json (bench/whole_process.py).

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""How well pyjion's profiler divides a program's time among its functions, judged by an
+independent sampling profiler (py-spy) watching the same run.
+
+    python bench/profile_accuracy.py                    # every call-heavy bench program
+    python bench/profile_accuracy.py --programs fib,richards --no-write
+
+For each bench/programs/<name>.py one process loads the program, enables pyjion's profiler
+(default JIT settings) and calls run() repeatedly for --seconds, under ``py-spy record``
+(--rate samples a second; py-spy pauses the process to read each sample). Both then say what share of the time spent below
+run() each function spent in its own code: pyjion from its call tree (own time of the nodes
+below run), py-spy from its samples whose stack holds run (the innermost frame's function).
+run() itself included. The figure per program is the largest difference in percentage points
+over its functions (target: within 10). Writes bench/PROFILE_ACCURACY.md unless --no-write.
+Exit status 1 if a program misses the target.
+
+py-spy comes from PyPI (requirements-dev.txt); it reads the process's memory with ptrace.
+"""
+import argparse
+import datetime
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROGRAM_DIR = os.path.join(HERE, "programs")
+CALL_HEAVY = ("richards", "deltablue", "raytrace", "chaos", "generators", "nqueens", "fib", "spectral_norm")
+
+DRIVER = r'''
+import importlib.util, json, sys, time
+import pyjion, pyjion.calltree
+path, seconds, out = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+spec = importlib.util.spec_from_file_location("bench_program", path)
+module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+pyjion.enable(profile=True)
+deadline = time.perf_counter() + seconds
+while time.perf_counter() < deadline:
+    module.run()
+data = pyjion._eval.call_tree()
+pyjion.disable()
+own = {}
+def visit(node, below_run):
+    below_run = below_run or (node.name[2] == "run" and node.name[0] == path)
+    if below_run:
+        key = node.name[2].rsplit(".", 1)[-1]
+        own[key] = own.get(key, 0.0) + node.own_time
+    for child in node.children:
+        visit(child, below_run)
+for root in pyjion.calltree.call_tree(data):
+    visit(root, False)
+json.dump(own, open(out, "w"))
+'''
+
+
+def py_spy():
+    found = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
+    if not os.path.exists(found):
+        sys.exit("profile_accuracy: py-spy is not installed (pip install -r requirements-dev.txt)")
+    return found
+
+
+def spy_shares(raw_path, program_path):
+    """Own-time shares below run() from py-spy's raw output ("f (file:line);g (file:line) count")."""
+    counts = {}
+    base = os.path.basename(program_path)
+    for line in open(raw_path):
+        line = line.rstrip("\n")
+        if not line:
+            continue
+        stack, _, n = line.rpartition(" ")
+        frames = stack.split(";")
+        names = [f.rsplit(" (", 1) for f in frames]
+        below = [i for i, parts in enumerate(names)
+                 if parts[0].rsplit(".", 1)[-1] == "run" and len(parts) > 1 and parts[1].startswith(base)]
+        if not below:
+            continue
+        leaf = names[-1][0].rsplit(".", 1)[-1]
+        counts[leaf] = counts.get(leaf, 0) + int(n)
+    return counts
+
+
+def shares(values):
+    whole = sum(values.values()) or 1.0
+    return {k: 100.0 * v / whole for k, v in values.items()}
+
+
+def measure(program, seconds, rate):
+    path = os.path.join(PROGRAM_DIR, program + ".py")
+    with tempfile.TemporaryDirectory() as tmp:
+        driver = os.path.join(tmp, "driver.py")
+        with open(driver, "w") as f:
+            f.write(DRIVER)
+        own_path, raw_path = os.path.join(tmp, "own.json"), os.path.join(tmp, "spy.txt")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYJION")}
+        cmd = [py_spy(), "record", "-r", str(rate), "-f", "raw", "-o", raw_path, "--",
+               sys.executable, driver, path, str(seconds), own_path]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600)
+        if r.returncode != 0 or not os.path.exists(own_path):
+            raise RuntimeError("%s: %s" % (program, (r.stderr or r.stdout)[-2000:]))
+        mine = shares(json.load(open(own_path)))
+        spied_counts = spy_shares(raw_path, path)
+        spied = shares(spied_counts)
+    functions = sorted(set(mine) | set(spied), key=lambda k: -max(mine.get(k, 0), spied.get(k, 0)))
+    rows = [(k, mine.get(k, 0.0), spied.get(k, 0.0)) for k in functions]
+    worst = max((abs(a - b) for _, a, b in rows), default=0.0)
+    return {"program": program, "samples": sum(spied_counts.values()), "worst": worst, "rows": rows}
+
+
+def format_markdown(results, seconds, rate):
+    lines = ["# pyjion's profiler against py-spy", "",
+             "Generated by `bench/profile_accuracy.py` on %s (%.1f s of run() per program, py-spy at %d Hz,"
+             " default JIT settings). Each figure is a function's share of the time below run() spent in"
+             " its own code, in percent; *worst* is the largest difference over the program's functions"
+             " (target: 10 points)." % (datetime.date.today().isoformat(), seconds, rate), "",
+             "| program | py-spy samples | worst difference | top functions (pyjion / py-spy) |",
+             "|---|---:|---:|---|"]
+    for r in results:
+        top = ", ".join("%s %.1f / %.1f" % (k, a, b) for k, a, b in r["rows"][:4])
+        lines.append("| %s | %d | %.1f | %s |" % (r["program"], r["samples"], r["worst"], top))
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--programs", default=",".join(CALL_HEAVY))
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--rate", type=int, default=500)
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    results = []
+    for program in args.programs.split(","):
+        r = measure(program, args.seconds, args.rate)
+        results.append(r)
+        print("%-14s worst %5.1f points over %d functions (%d samples)"
+              % (program, r["worst"], len(r["rows"]), r["samples"]), flush=True)
+    text = format_markdown(results, args.seconds, args.rate)
+    if not args.no_write:
+        with open(os.path.join(HERE, "PROFILE_ACCURACY.md"), "w") as f:
+            f.write(text)
+    print(text)
+    return 0 if all(r["worst"] <= 10.0 for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
