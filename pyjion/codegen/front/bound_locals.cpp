@@ -207,6 +207,11 @@ BoundLocals::BoundLocals(const Bytecode &bytecode, PyCodeObject *code) : nlocals
             if ((ins.oparg >> 4) < nlocals_) set_bit(states_[k], ins.oparg >> 4, true);
             if ((ins.oparg & 15) < nlocals_) set_bit(states_[k], ins.oparg & 15, true);
         }
+        // (the load after the store: of another local, bound before it too)
+        int loaded = ins.oparg & 15;
+        if (ins.opcode == STORE_FAST_LOAD_FAST && loaded != (ins.oparg >> 4) && loaded < nlocals_) {
+            set_bit(states_[k], loaded, true);
+        }
     }
 #endif
 }
