@@ -353,6 +353,8 @@ bool UnboxedFrame::emit(int k)
     case LOAD_FAST_LOAD_FAST: done = emit_load_pair(k); break;
     case STORE_FAST_LOAD_FAST: done = emit_store_load(k); break;
     case STORE_FAST_STORE_FAST: done = emit_store_pair(k); break;
+    // END_FOR stays generic (it boxes the frame): the exhausted path of
+    // FOR_ITER over a range (emit_for_iter) counts on it.
 #endif
     case LOAD_CONST: done = emit_load_const(k); break;
     case POP_TOP: done = emit_pop_top(k); break;

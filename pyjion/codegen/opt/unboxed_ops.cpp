@@ -436,21 +436,31 @@ bool UnboxedFrame::emit_for_iter(int k)
     a.mov(x86::rdi, frame_slot(slot_of_stack(d - 1)));
 #if PY_VERSION_HEX >= 0x030D0000
     // 3.13's iterator counts len down and moves start on: the item is start.
+    // Exhausted, the interpreter pops the iterator and goes on past the
+    // END_FOR, POP_TOP its jump lands on (which 3.13's compiler counts as
+    // reached with [iter, next]), as this does.
+    int after = bc_.instr_at(ins.target + 2);
+    if (target < 0 || instr(target).opcode != END_FOR || after < 0 || instr(after - 1).opcode != POP_TOP ||
+        instr(after).depth != d - 1) {
+        return false;
+    }
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kRangeIterLen));
     a.test(x86::rax, x86::rax);
     a.jle(exhausted);
     em.out_of_line([&] {
-        // The iterator is done. The jump lands on END_FOR as 3.13's
-        // compiler counts it, [iter, next] (FOR_ITER_GEN's generator
-        // return arrives there so too): None stands for next, and END_FOR
-        // and the POP_TOP after release both.
         a.bind(exhausted);
-        em.load_address(x86::rax, Py_None);
-        em.incref(x86::rax);
-        a.mov(frame_slot(slot_of_stack(d)), x86::rax);
+        em.decref(x86::rdi);   // a range_iterator: its deallocation runs no code
         model::FrameState saved = rep_;
-        rep_.push(SlotKind::boxed());
-        a.jmp(edge(target));
+        rep_.pop();
+        if (bc_.is_jump_target(instr(after).start)) {
+            a.jmp(edge(after));
+        } else {
+            // Reached otherwise only from POP_TOP, after END_FOR (generic:
+            // see emit()) boxed the frame: boxed here too.
+            materialize();
+            emit_moves(moves(rep_, all_boxed(rep_), after), ins.index, rep_.depth());
+            a.jmp(c_.label_at(after));
+        }
         rep_ = saved;
     });
     a.dec(x86::rax);
