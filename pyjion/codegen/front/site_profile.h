@@ -32,7 +32,7 @@ enum class SiteState : uint8_t {
 enum class SeenType : uint8_t { kObject, kInt, kFloat, kStr, kList, kTuple, kDict };
 
 struct SiteProfile {
-    int unit;           // code unit of the instruction (prev_instr's index)
+    int unit;           // code unit of the instruction (the opcode itself, after any EXTENDED_ARG)
     int opcode;         // the instruction's own opcode (BINARY_OP, ...)
     int quickened;      // the opcode co_code_adaptive holds there
     SiteState state;
