@@ -84,23 +84,7 @@ void read_site(const _Py_CODEUNIT *units, const Instr &ins, int quickened, SiteP
     p.type = s->type;
 }
 
-bool code_ran(PyCodeObject *code) { return code->co_warmup == 0; }   // counts up to 0, then quickens
 #else
-// 3.13 quickens code when it is made; its RESUME becomes RESUME_CHECK the
-// first time the interpreter runs it. Only instructions that never
-// specialise (and have no caches) come before the first RESUME.
-bool code_ran(PyCodeObject *code)
-{
-    const auto *units = reinterpret_cast<const _Py_CODEUNIT *>(code->co_code_adaptive);
-    Py_ssize_t n = Py_SIZE(code);
-    for (Py_ssize_t i = 0; i < n && i < 64; i++) {
-        int op = units[i].op.code;
-        if (op == RESUME) return false;
-        if (op == RESUME_CHECK || op == INSTRUMENTED_RESUME || op == ENTER_EXECUTOR) return true;
-    }
-    return true;
-}
-
 // A site holds a specialised form, or its base opcode whose first cache
 // entry is a backoff counter: still at the warm-up value and exponent it
 // was made with (ADAPTIVE_WARMUP_*) until the interpreter first tries to
@@ -124,6 +108,25 @@ void read_site(const _Py_CODEUNIT *units, const Instr &ins, int quickened, SiteP
 #endif
 
 }  // namespace
+
+bool code_was_quickened(PyCodeObject *code)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    // 3.13 quickens code when it is made; its RESUME becomes RESUME_CHECK
+    // the first time the interpreter runs it. Only instructions that never
+    // specialise (and have no caches) come before the first RESUME.
+    const auto *units = reinterpret_cast<const _Py_CODEUNIT *>(code->co_code_adaptive);
+    Py_ssize_t n = Py_SIZE(code);
+    for (Py_ssize_t i = 0; i < n && i < 64; i++) {
+        int op = units[i].op.code;
+        if (op == RESUME) return false;
+        if (op == RESUME_CHECK || op == INSTRUMENTED_RESUME || op == ENTER_EXECUTOR) return true;
+    }
+    return true;
+#else
+    return code->co_warmup == 0;   // counts up to 0, then quickens
+#endif
+}
 
 bool is_profile_site(int opcode)
 {
@@ -152,7 +155,7 @@ SiteProfile site_profile(PyCodeObject *code, const Instr &ins)
         return p;
     }
 #endif
-    if (!code_ran(code)) return p;
+    if (!code_was_quickened(code)) return p;
     read_site(units, ins, quickened, p);
     return p;
 }

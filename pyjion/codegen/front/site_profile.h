@@ -39,6 +39,11 @@ struct SiteProfile {
     SeenType type;
 };
 
+// Whether the interpreter has made the code's sites adaptive and run it, so
+// its sites tell what they saw (3.11: co_warmup reached 0 and the code was
+// quickened; 3.13, which quickens code when it is made: it ran, its RESUME
+// became RESUME_CHECK). What "warm in the interpreter" means per version.
+bool code_was_quickened(PyCodeObject *code);
 // Whether `opcode` is a site the profile covers.
 bool is_profile_site(int opcode);
 // The profile of one instruction (which must be a profile site).
