@@ -432,11 +432,8 @@ bool UnboxedFrame::emit_for_iter(int k)
     auto &em = c_.em();
     int d = rep_.depth();
     int target = bc_.instr_at(ins.target);
-    Label exhausted = a.newLabel();
-    a.mov(x86::rdi, frame_slot(slot_of_stack(d - 1)));
 #if PY_VERSION_HEX >= 0x030D0000
-    // 3.13's iterator counts len down and moves start on: the item is start.
-    // Exhausted, the interpreter pops the iterator and goes on past the
+    // Exhausted, 3.13's interpreter pops the iterator and goes on past the
     // END_FOR, POP_TOP its jump lands on (which 3.13's compiler counts as
     // reached with [iter, next]), as this does.
     int after = bc_.instr_at(ins.target + 2);
@@ -444,6 +441,11 @@ bool UnboxedFrame::emit_for_iter(int k)
         instr(after).depth != d - 1) {
         return false;
     }
+#endif
+    Label exhausted = a.newLabel();
+    a.mov(x86::rdi, frame_slot(slot_of_stack(d - 1)));
+#if PY_VERSION_HEX >= 0x030D0000
+    // 3.13's iterator counts len down and moves start on: the item is start.
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kRangeIterLen));
     a.test(x86::rax, x86::rax);
     a.jle(exhausted);
