@@ -123,13 +123,23 @@ namespace {
 PyCodeObject *frame_code(_PyInterpreterFrame *frame) { return _PyFrame_GetCode(frame); }
 // 3.13: instr_ptr is the instruction about to run.
 int resume_unit(_PyInterpreterFrame *frame) { return static_cast<int>(frame->instr_ptr - _PyCode_CODE(frame_code(frame))); }
-// 3.13: the code's instrumentation is current when its version is the
-// interpreter's (tstate->eval_breaker without its event bits, 3.13's
-// _PY_EVAL_EVENTS_MASK, as RESUME compares them).
+// 3.13: machine code runs only code nothing monitors. The interpreter
+// takes the frame where the code's instrumentation is not current (its
+// version not the thread's: tstate->eval_breaker without its event bits,
+// 3.13's _PY_EVAL_EVENTS_MASK, as RESUME compares them), or where some
+// tool monitors an event of this code (its bytecode is instrumented, and
+// only the interpreter emits the events).
 bool wants_interpreter(PyThreadState *ts, _PyInterpreterFrame *frame)
 {
     constexpr uintptr_t kEvalEventsMask = (uintptr_t{1} << 8) - 1;
-    return ts->tracing != 0 || frame_code(frame)->_co_instrumentation_version != (ts->eval_breaker & ~kEvalEventsMask);
+    PyCodeObject *code = frame_code(frame);
+    if (code->_co_instrumentation_version != (ts->eval_breaker & ~kEvalEventsMask)) return true;
+    const _PyCoMonitoringData *monitoring = code->_co_monitoring;
+    if (monitoring == nullptr) return false;
+    for (uint8_t tools : monitoring->active_monitors.tools) {
+        if (tools != 0) return true;
+    }
+    return false;
 }
 #else
 PyCodeObject *frame_code(_PyInterpreterFrame *frame) { return frame->f_code; }
