@@ -1,14 +1,20 @@
 #include "front/site_profile.h"
 
+#include "cpython/object_layout.h"   // (3.13: the backoff counters of pycore_code.h)
 #include "front/opcodes.h"
+
+#if PY_VERSION_HEX >= 0x030D0000
+#define SITE_FORMS "py313/site_forms.h"
+#else
+#define SITE_FORMS "py311/site_forms.h"
+#endif
 
 namespace pyjion {
 
 namespace {
 
-// The specialised forms 3.11 quickens each profiled opcode to, with the type
-// each stands for. (Superinstructions such as LOAD_FAST__LOAD_FAST are not
-// sites: they only fuse dispatch.)
+// The specialised forms each profiled opcode is quickened to, with the type
+// each stands for: the version's table (pyNNN/site_forms.h).
 struct Specialisation {
     int quickened;
     int base;
@@ -16,73 +22,15 @@ struct Specialisation {
     const char *name;
 };
 
-#define SPEC(name, base, type) {name, base, SeenType::type, #name}
+#define PROFILE_SITE(op)
+#define ADAPTIVE_FORM(op)
+#define SITE_FORM(name, base, type) {name, base, SeenType::type, #name},
 constexpr Specialisation kSpecialisations[] = {
-    SPEC(BINARY_OP_ADAPTIVE, BINARY_OP, kObject),
-    SPEC(BINARY_OP_ADD_INT, BINARY_OP, kInt),
-    SPEC(BINARY_OP_SUBTRACT_INT, BINARY_OP, kInt),
-    SPEC(BINARY_OP_MULTIPLY_INT, BINARY_OP, kInt),
-    SPEC(BINARY_OP_ADD_FLOAT, BINARY_OP, kFloat),
-    SPEC(BINARY_OP_SUBTRACT_FLOAT, BINARY_OP, kFloat),
-    SPEC(BINARY_OP_MULTIPLY_FLOAT, BINARY_OP, kFloat),
-    SPEC(BINARY_OP_ADD_UNICODE, BINARY_OP, kStr),
-    SPEC(BINARY_OP_INPLACE_ADD_UNICODE, BINARY_OP, kStr),
-    SPEC(COMPARE_OP_ADAPTIVE, COMPARE_OP, kObject),
-    SPEC(COMPARE_OP_INT_JUMP, COMPARE_OP, kInt),
-    SPEC(COMPARE_OP_FLOAT_JUMP, COMPARE_OP, kFloat),
-    SPEC(COMPARE_OP_STR_JUMP, COMPARE_OP, kStr),
-    SPEC(BINARY_SUBSCR_ADAPTIVE, BINARY_SUBSCR, kObject),
-    SPEC(BINARY_SUBSCR_LIST_INT, BINARY_SUBSCR, kList),
-    SPEC(BINARY_SUBSCR_TUPLE_INT, BINARY_SUBSCR, kTuple),
-    SPEC(BINARY_SUBSCR_DICT, BINARY_SUBSCR, kDict),
-    SPEC(BINARY_SUBSCR_GETITEM, BINARY_SUBSCR, kObject),
-    SPEC(STORE_SUBSCR_ADAPTIVE, STORE_SUBSCR, kObject),
-    SPEC(STORE_SUBSCR_LIST_INT, STORE_SUBSCR, kList),
-    SPEC(STORE_SUBSCR_DICT, STORE_SUBSCR, kDict),
-    SPEC(UNPACK_SEQUENCE_ADAPTIVE, UNPACK_SEQUENCE, kObject),
-    SPEC(UNPACK_SEQUENCE_TWO_TUPLE, UNPACK_SEQUENCE, kTuple),
-    SPEC(UNPACK_SEQUENCE_TUPLE, UNPACK_SEQUENCE, kTuple),
-    SPEC(UNPACK_SEQUENCE_LIST, UNPACK_SEQUENCE, kList),
-    SPEC(LOAD_ATTR_ADAPTIVE, LOAD_ATTR, kObject),
-    SPEC(LOAD_ATTR_INSTANCE_VALUE, LOAD_ATTR, kObject),
-    SPEC(LOAD_ATTR_MODULE, LOAD_ATTR, kObject),
-    SPEC(LOAD_ATTR_SLOT, LOAD_ATTR, kObject),
-    SPEC(LOAD_ATTR_WITH_HINT, LOAD_ATTR, kObject),
-    SPEC(STORE_ATTR_ADAPTIVE, STORE_ATTR, kObject),
-    SPEC(STORE_ATTR_INSTANCE_VALUE, STORE_ATTR, kObject),
-    SPEC(STORE_ATTR_SLOT, STORE_ATTR, kObject),
-    SPEC(STORE_ATTR_WITH_HINT, STORE_ATTR, kObject),
-    SPEC(LOAD_METHOD_ADAPTIVE, LOAD_METHOD, kObject),
-    SPEC(LOAD_METHOD_CLASS, LOAD_METHOD, kObject),
-    SPEC(LOAD_METHOD_MODULE, LOAD_METHOD, kObject),
-    SPEC(LOAD_METHOD_NO_DICT, LOAD_METHOD, kObject),
-    SPEC(LOAD_METHOD_WITH_DICT, LOAD_METHOD, kObject),
-    SPEC(LOAD_METHOD_WITH_VALUES, LOAD_METHOD, kObject),
-    SPEC(LOAD_GLOBAL_ADAPTIVE, LOAD_GLOBAL, kObject),
-    SPEC(LOAD_GLOBAL_MODULE, LOAD_GLOBAL, kObject),
-    SPEC(LOAD_GLOBAL_BUILTIN, LOAD_GLOBAL, kObject),
-    SPEC(PRECALL_ADAPTIVE, PRECALL, kObject),
-    SPEC(PRECALL_BOUND_METHOD, PRECALL, kObject),
-    SPEC(PRECALL_BUILTIN_CLASS, PRECALL, kObject),
-    SPEC(PRECALL_BUILTIN_FAST_WITH_KEYWORDS, PRECALL, kObject),
-    SPEC(PRECALL_METHOD_DESCRIPTOR_FAST_WITH_KEYWORDS, PRECALL, kObject),
-    SPEC(PRECALL_NO_KW_BUILTIN_FAST, PRECALL, kObject),
-    SPEC(PRECALL_NO_KW_BUILTIN_O, PRECALL, kObject),
-    SPEC(PRECALL_NO_KW_ISINSTANCE, PRECALL, kObject),
-    SPEC(PRECALL_NO_KW_LEN, PRECALL, kObject),
-    SPEC(PRECALL_NO_KW_LIST_APPEND, PRECALL, kObject),
-    SPEC(PRECALL_NO_KW_METHOD_DESCRIPTOR_FAST, PRECALL, kObject),
-    SPEC(PRECALL_NO_KW_METHOD_DESCRIPTOR_NOARGS, PRECALL, kObject),
-    SPEC(PRECALL_NO_KW_METHOD_DESCRIPTOR_O, PRECALL, kObject),
-    SPEC(PRECALL_NO_KW_STR_1, PRECALL, kObject),
-    SPEC(PRECALL_NO_KW_TUPLE_1, PRECALL, kObject),
-    SPEC(PRECALL_NO_KW_TYPE_1, PRECALL, kObject),
-    SPEC(PRECALL_PYFUNC, PRECALL, kObject),
-    SPEC(CALL_ADAPTIVE, CALL, kObject),
-    SPEC(CALL_PY_EXACT_ARGS, CALL, kObject),
-    SPEC(CALL_PY_WITH_DEFAULTS, CALL, kObject),
+#include SITE_FORMS
 };
-#undef SPEC
+#undef SITE_FORM
+#undef ADAPTIVE_FORM
+#undef PROFILE_SITE
 
 const Specialisation *specialisation(int quickened)
 {
@@ -92,13 +40,17 @@ const Specialisation *specialisation(int quickened)
     return nullptr;
 }
 
+#if PY_VERSION_HEX < 0x030D0000
 bool is_adaptive(int quickened)
 {
     switch (quickened) {
-    case BINARY_OP_ADAPTIVE: case COMPARE_OP_ADAPTIVE: case BINARY_SUBSCR_ADAPTIVE:
-    case STORE_SUBSCR_ADAPTIVE: case UNPACK_SEQUENCE_ADAPTIVE: case LOAD_ATTR_ADAPTIVE:
-    case STORE_ATTR_ADAPTIVE: case LOAD_METHOD_ADAPTIVE: case LOAD_GLOBAL_ADAPTIVE:
-    case PRECALL_ADAPTIVE: case CALL_ADAPTIVE:
+#define PROFILE_SITE(op)
+#define SITE_FORM(name, base, type)
+#define ADAPTIVE_FORM(op) case op:
+#include SITE_FORMS
+#undef ADAPTIVE_FORM
+#undef SITE_FORM
+#undef PROFILE_SITE
         return true;
     default:
         return false;
@@ -110,14 +62,82 @@ bool is_adaptive(int quickened)
 // quickening (Python/specialize.c, ADAPTIVE_BACKOFF_BITS).
 constexpr int kBackoffBits = 4;
 
+// The profile of a site of code the interpreter quickened (co_warmup
+// reached 0): the adaptive form with its counter, a specialised form, or
+// the plain opcode where the interpreter gave the site up.
+void read_site(const _Py_CODEUNIT *units, const Instr &ins, int quickened, SiteProfile &p)
+{
+    if (quickened == ins.opcode) {
+        // Quickened code keeps the plain opcode where the interpreter gave
+        // the site up (3.11 leaves BINARY_OP for operators it never specialises).
+        p.state = SiteState::kGeneric;
+        return;
+    }
+    const Specialisation *s = specialisation(quickened);
+    if (s == nullptr || s->base != ins.opcode) return;   // not this site's form: nothing learnt
+    if (is_adaptive(quickened)) {
+        uint16_t counter = units[ins.index + 1];
+        p.state = (counter & ((1 << kBackoffBits) - 1)) == 0 ? SiteState::kUnseen : SiteState::kGeneric;
+        return;
+    }
+    p.state = SiteState::kSpecialised;
+    p.type = s->type;
+}
+
+#else
+// A site holds a specialised form, or its base opcode whose first cache
+// entry is a backoff counter: still at the warm-up value and exponent it
+// was made with (ADAPTIVE_WARMUP_*) until the interpreter first tries to
+// specialise, then backed off after each failure. (A site whose
+// specialisation was dropped once and that failed to specialise again has
+// the warm-up counter too: it reads as unseen; nothing decides on the
+// difference between unseen and generic.)
+void read_site(const _Py_CODEUNIT *units, const Instr &ins, int quickened, SiteProfile &p)
+{
+    if (quickened == ins.opcode) {
+        _Py_BackoffCounter counter = units[ins.index + 1].counter;
+        bool tried = counter.backoff != ADAPTIVE_WARMUP_BACKOFF || counter.value > ADAPTIVE_WARMUP_VALUE;
+        p.state = tried ? SiteState::kGeneric : SiteState::kUnseen;
+        return;
+    }
+    const Specialisation *s = specialisation(quickened);
+    if (s == nullptr || s->base != ins.opcode) return;   // instrumented, or not this site's form: nothing learnt
+    p.state = SiteState::kSpecialised;
+    p.type = s->type;
+}
+#endif
+
 }  // namespace
+
+bool code_was_quickened(PyCodeObject *code)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    // 3.13 quickens code when it is made; its RESUME becomes RESUME_CHECK
+    // the first time the interpreter runs it. Only instructions that never
+    // specialise (and have no caches) come before the first RESUME.
+    const auto *units = reinterpret_cast<const _Py_CODEUNIT *>(code->co_code_adaptive);
+    Py_ssize_t n = Py_SIZE(code);
+    for (Py_ssize_t i = 0; i < n && i < 64; i++) {
+        int op = units[i].op.code;
+        if (op == RESUME) return false;
+        if (op == RESUME_CHECK || op == INSTRUMENTED_RESUME || op == ENTER_EXECUTOR) return true;
+    }
+    return true;
+#else
+    return code->co_warmup == 0;   // counts up to 0, then quickens
+#endif
+}
 
 bool is_profile_site(int opcode)
 {
     switch (opcode) {
-    case BINARY_OP: case COMPARE_OP: case BINARY_SUBSCR: case STORE_SUBSCR: case UNPACK_SEQUENCE:
-    case LOAD_ATTR: case STORE_ATTR: case LOAD_METHOD: case LOAD_GLOBAL: case PRECALL: case CALL:
-    case FOR_ITER:
+#define SITE_FORM(name, base, type)
+#define ADAPTIVE_FORM(op)
+#define PROFILE_SITE(op) case op:
+#include SITE_FORMS
+#undef PROFILE_SITE
+#undef ADAPTIVE_FORM
+#undef SITE_FORM
         return true;
     default:
         return false;
@@ -129,27 +149,14 @@ SiteProfile site_profile(PyCodeObject *code, const Instr &ins)
     const auto *units = reinterpret_cast<const _Py_CODEUNIT *>(code->co_code_adaptive);
     int quickened = _Py_OPCODE(units[ins.index]);
     SiteProfile p{ins.index, ins.opcode, quickened, SiteState::kNotQuickened, SeenType::kObject};
+#if PY_VERSION_HEX < 0x030D0000
     if (ins.opcode == FOR_ITER) {
         p.state = SiteState::kUnprofiled;
         return p;
     }
-    // co_warmup counts up to 0, where the code is quickened (and stays 0).
-    if (code->co_warmup != 0) return p;
-    if (quickened == ins.opcode) {
-        // Quickened code keeps the plain opcode where the interpreter gave
-        // the site up (3.11 leaves BINARY_OP for operators it never specialises).
-        p.state = SiteState::kGeneric;
-        return p;
-    }
-    const Specialisation *s = specialisation(quickened);
-    if (s == nullptr || s->base != ins.opcode) return p;   // not this site's form: nothing learnt
-    if (is_adaptive(quickened)) {
-        uint16_t counter = units[ins.index + 1];
-        p.state = (counter & ((1 << kBackoffBits) - 1)) == 0 ? SiteState::kUnseen : SiteState::kGeneric;
-        return p;
-    }
-    p.state = SiteState::kSpecialised;
-    p.type = s->type;
+#endif
+    if (!code_was_quickened(code)) return p;
+    read_site(units, ins, quickened, p);
     return p;
 }
 

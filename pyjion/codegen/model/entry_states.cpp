@@ -36,26 +36,24 @@ struct Effect {
 };
 Effect simple_effect(int opcode, int oparg, bool jump)
 {
+    (void)jump;   // (3.13's jumps have their fallthrough's effect)
     switch (opcode) {
-    case NOP: case CACHE: case RESUME: case EXTENDED_ARG: case KW_NAMES: case COPY_FREE_VARS: case MAKE_CELL:
+    case NOP: case CACHE: case RESUME: case EXTENDED_ARG: case COPY_FREE_VARS: case MAKE_CELL:
     case SETUP_ANNOTATIONS: case DELETE_NAME: case DELETE_GLOBAL: case DELETE_FAST: case DELETE_DEREF:
     case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT:
         return {0, 0};
-    case LOAD_FAST: case LOAD_NAME: case LOAD_DEREF: case LOAD_CLOSURE: case LOAD_CLASSDEREF:
+    case LOAD_FAST: case LOAD_NAME: case LOAD_DEREF:
     case LOAD_BUILD_CLASS: case LOAD_ASSERTION_ERROR: case GET_LEN: case MATCH_MAPPING: case MATCH_SEQUENCE:
     case MATCH_KEYS: case WITH_EXCEPT_START: case GET_ANEXT: case IMPORT_FROM:
     case RETURN_GENERATOR:   // the value resuming the generator pushes (see stack_effect)
         return {0, 1};
     case POP_TOP: case STORE_FAST: case STORE_NAME: case STORE_GLOBAL: case STORE_DEREF: case DELETE_ATTR:
-    case PRINT_EXPR: case IMPORT_STAR: case POP_EXCEPT: case RETURN_VALUE: case RERAISE:
+    case POP_EXCEPT: case RETURN_VALUE: case RERAISE:
     case LIST_APPEND: case SET_ADD: case LIST_EXTEND: case SET_UPDATE: case DICT_MERGE: case DICT_UPDATE:
-    case POP_JUMP_FORWARD_IF_FALSE: case POP_JUMP_FORWARD_IF_TRUE: case POP_JUMP_BACKWARD_IF_FALSE:
-    case POP_JUMP_BACKWARD_IF_TRUE: case POP_JUMP_FORWARD_IF_NONE: case POP_JUMP_FORWARD_IF_NOT_NONE:
-    case POP_JUMP_BACKWARD_IF_NONE: case POP_JUMP_BACKWARD_IF_NOT_NONE:
         return {1, 0};
-    case UNARY_POSITIVE: case UNARY_NEGATIVE: case UNARY_NOT: case UNARY_INVERT: case GET_ITER:
-    case GET_YIELD_FROM_ITER: case GET_AITER: case GET_AWAITABLE: case LIST_TO_TUPLE: case ASYNC_GEN_WRAP:
-    case LOAD_ATTR: case CHECK_EXC_MATCH:
+    case UNARY_NEGATIVE: case UNARY_NOT: case UNARY_INVERT: case GET_ITER:
+    case GET_YIELD_FROM_ITER: case GET_AITER: case GET_AWAITABLE:
+    case CHECK_EXC_MATCH:
     case YIELD_VALUE:   // the value out, the sent value in
         return {1, 1};
     case PUSH_EXC_INFO: case BEFORE_WITH: case BEFORE_ASYNC_WITH:
@@ -63,7 +61,6 @@ Effect simple_effect(int opcode, int oparg, bool jump)
     case STORE_ATTR: case DELETE_SUBSCR: case END_ASYNC_FOR: case MAP_ADD:
         return {2, 0};
     case BINARY_OP: case BINARY_SUBSCR: case COMPARE_OP: case IS_OP: case CONTAINS_OP: case IMPORT_NAME:
-    case PREP_RERAISE_STAR:
         return {2, 1};
     case CHECK_EG_MATCH:
         return {2, 2};
@@ -81,22 +78,66 @@ Effect simple_effect(int opcode, int oparg, bool jump)
         return {1, oparg};
     case UNPACK_EX:
         return {1, (oparg & 0xFF) + (oparg >> 8) + 1};
+    case RAISE_VARARGS:
+        return {oparg, 0};
+    case CALL_FUNCTION_EX:   // NULL, callable, positional arguments[, keyword arguments]
+        return {3 + (oparg & 1), 1};
+#if PY_VERSION_HEX >= 0x030D0000
+    case RETURN_CONST: case ENTER_EXECUTOR:
+        return {0, 0};
+    case LOAD_FAST_CHECK: case LOAD_LOCALS:
+        return {0, 1};
+    case LOAD_FAST_LOAD_FAST:
+        return {0, 2};
+    case END_FOR: case POP_JUMP_IF_FALSE: case POP_JUMP_IF_TRUE: case POP_JUMP_IF_NONE: case POP_JUMP_IF_NOT_NONE:
+    case EXIT_INIT_CHECK:
+        return {1, 0};
+    case STORE_FAST_LOAD_FAST: case TO_BOOL: case FORMAT_SIMPLE: case CONVERT_VALUE: case CALL_INTRINSIC_1:
+    case LOAD_FROM_DICT_OR_DEREF: case LOAD_FROM_DICT_OR_GLOBALS: case MAKE_FUNCTION:
+        return {1, 1};
+    case STORE_FAST_STORE_FAST:
+        return {2, 0};
+    case END_SEND: case FORMAT_WITH_SPEC: case CALL_INTRINSIC_2: case SET_FUNCTION_ATTRIBUTE:
+        return {2, 1};
+    case CLEANUP_THROW:   // [sub_iter, last_sent_val, exc] -> [None, value]
+        return {3, 2};
+    case BINARY_SLICE:
+        return {3, 1};
+    case STORE_SLICE:
+        return {4, 0};
+    case CALL:            // callable, self or NULL, arguments
+        return {2 + oparg, 1};
+    case CALL_KW:         // callable, self or NULL, arguments, the keywords' names
+        return {3 + oparg, 1};
+    case FOR_ITER:        // [iter] -> [iter, next]; exhausted: the jump lands on END_FOR
+        return {0, 1};    // as if with [iter, next] (the interpreter skips END_FOR and the POP_TOP after)
+    case SEND:            // [receiver, value] -> [receiver, yielded]; returned: [receiver, result] and the jump
+        return {1, 1};
+#else
+    case KW_NAMES: case LOAD_CLOSURE: case LOAD_CLASSDEREF:
+        return opcode == KW_NAMES ? Effect{0, 0} : Effect{0, 1};
+    case PRINT_EXPR: case IMPORT_STAR:
+    case POP_JUMP_FORWARD_IF_FALSE: case POP_JUMP_FORWARD_IF_TRUE: case POP_JUMP_BACKWARD_IF_FALSE:
+    case POP_JUMP_BACKWARD_IF_TRUE: case POP_JUMP_FORWARD_IF_NONE: case POP_JUMP_FORWARD_IF_NOT_NONE:
+    case POP_JUMP_BACKWARD_IF_NONE: case POP_JUMP_BACKWARD_IF_NOT_NONE:
+        return {1, 0};
+    case UNARY_POSITIVE: case LIST_TO_TUPLE: case ASYNC_GEN_WRAP: case LOAD_ATTR:
+        return {1, 1};
+    case PREP_RERAISE_STAR:
+        return {2, 1};
     case MAKE_FUNCTION:   // the code object, and defaults, kwdefaults, annotations, closure as flagged
         return {1 + ((oparg & 1) != 0) + ((oparg & 2) != 0) + ((oparg & 4) != 0) + ((oparg & 8) != 0), 1};
     case FORMAT_VALUE:    // the value, and the format spec with FVS_HAVE_SPEC
         return {(oparg & 0x04) ? 2 : 1, 1};
-    case RAISE_VARARGS:
-        return {oparg, 0};
     case CALL:            // [NULL or method, callable or self]: PRECALL counted the arguments
         return {2, 1};
-    case CALL_FUNCTION_EX:   // NULL, callable, positional arguments[, keyword arguments]
-        return {3 + (oparg & 1), 1};
     case FOR_ITER:        // [iter] -> [iter, next]; exhausted: [] and the jump
         return jump ? Effect{1, 0} : Effect{0, 1};
     case SEND:            // [receiver, value] -> [receiver, yielded]; returned: [result] and the jump
         return jump ? Effect{2, 1} : Effect{1, 1};
     case JUMP_IF_FALSE_OR_POP: case JUMP_IF_TRUE_OR_POP:   // the value stays on the jump
         return jump ? Effect{0, 0} : Effect{1, 0};
+#endif
     default:
         return {-1, -1};
     }
@@ -119,6 +160,20 @@ void apply_stack_effect(const Instr &ins, bool jump, std::vector<SlotKind> &stac
     case LOAD_CONST:
         stack.push_back(SlotKind::constant(static_cast<uint32_t>(ins.oparg)));
         break;
+#if PY_VERSION_HEX >= 0x030D0000
+    case LOAD_GLOBAL:   // value[, NULL]
+        stack.push_back(SlotKind::boxed());
+        if (ins.oparg & 1) stack.push_back(SlotKind::null());
+        break;
+    case LOAD_ATTR:        // [owner] -> [attribute], or with the method bit [method, self] or [attribute, NULL]
+    case LOAD_SUPER_ATTR:  // [global super, class, self] -> the same
+        pop_push(ins, stack, ins.opcode == LOAD_ATTR ? 1 : 3, 1);
+        if (ins.oparg & 1) stack.push_back(SlotKind::boxed_or_null());
+        break;
+    case LOAD_FAST_AND_CLEAR:   // a comprehension saves a local that may be unbound
+        stack.push_back(SlotKind::boxed_or_null());
+        break;
+#else
     case LOAD_GLOBAL:   // [NULL,] value
         if (ins.oparg & 1) stack.push_back(SlotKind::null());
         stack.push_back(SlotKind::boxed());
@@ -144,6 +199,7 @@ void apply_stack_effect(const Instr &ins, bool jump, std::vector<SlotKind> &stac
         stack.push_back(callable);
         break;
     }
+#endif
     case COPY:
         if (ins.oparg < 1) model_fault(ins, "COPY 0");
         need(ins.oparg);

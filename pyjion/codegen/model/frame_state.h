@@ -18,8 +18,10 @@ namespace pyjion::model {
 enum class Kind : uint8_t {
     Boxed,         // a strong reference to an object (never NULL)
     BoxedOrNull,   // a strong reference or NULL: a local that may be unbound, the
-                   // NULL-or-method LOAD_METHOD leaves below a call, a value nothing classified
-    Null,          // NULL: what PUSH_NULL and LOAD_GLOBAL (oparg & 1) push below a callable
+                   // NULL-or-method 3.11's LOAD_METHOD leaves below a call (3.13: the
+                   // self-or-NULL LOAD_ATTR leaves above it), a value nothing classified
+    Null,          // NULL: what PUSH_NULL and LOAD_GLOBAL (oparg & 1) push beside a callable
+                   // (3.11: below it; 3.13's LOAD_GLOBAL: above it)
     Const,         // co_consts[detail]; boxed in the frame (a strong reference to that object)
     KnownType,     // a strong reference to an object whose exact type is (PyTypeObject *)detail
     Int64,         // unboxed: the value of an exact int that fits int64 (optimising tier)

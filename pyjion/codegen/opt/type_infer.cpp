@@ -69,28 +69,38 @@ VType const_type(PyObject *v)
 bool keeps_entries_below(int opcode)
 {
     switch (opcode) {
-    case CACHE: case NOP: case RESUME: case EXTENDED_ARG: case KW_NAMES: case PRECALL:
+    case CACHE: case NOP: case RESUME: case EXTENDED_ARG:
     case POP_TOP: case PUSH_NULL: case GET_LEN: case MATCH_MAPPING: case MATCH_SEQUENCE: case MATCH_KEYS:
-    case LOAD_CONST: case LOAD_NAME: case LOAD_GLOBAL: case LOAD_FAST: case LOAD_DEREF: case LOAD_CLOSURE:
-    case LOAD_CLASSDEREF: case LOAD_BUILD_CLASS: case LOAD_ASSERTION_ERROR:
+    case LOAD_CONST: case LOAD_NAME: case LOAD_GLOBAL: case LOAD_FAST: case LOAD_DEREF:
+    case LOAD_BUILD_CLASS: case LOAD_ASSERTION_ERROR:
     case STORE_SUBSCR: case DELETE_SUBSCR: case STORE_NAME: case DELETE_NAME: case STORE_ATTR:
     case DELETE_ATTR: case STORE_GLOBAL: case DELETE_GLOBAL: case STORE_FAST: case DELETE_FAST:
     case STORE_DEREF: case DELETE_DEREF: case MAKE_CELL: case COPY_FREE_VARS: case SETUP_ANNOTATIONS:
-    case PRINT_EXPR: case IMPORT_STAR: case POP_EXCEPT: case RETURN_VALUE: case RERAISE: case RAISE_VARARGS:
+    case POP_EXCEPT: case RETURN_VALUE: case RERAISE: case RAISE_VARARGS:
     case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT:
+    case LIST_APPEND: case SET_ADD: case MAP_ADD: case LIST_EXTEND: case SET_UPDATE: case DICT_MERGE:
+    case DICT_UPDATE:
+#if PY_VERSION_HEX >= 0x030D0000
+    case LOAD_FAST_CHECK: case LOAD_FAST_AND_CLEAR: case LOAD_FAST_LOAD_FAST: case LOAD_LOCALS:
+    case STORE_FAST_STORE_FAST: case STORE_SLICE: case RETURN_CONST: case END_FOR: case EXIT_INIT_CHECK:
+    case POP_JUMP_IF_FALSE: case POP_JUMP_IF_TRUE: case POP_JUMP_IF_NONE: case POP_JUMP_IF_NOT_NONE:
+    // (they take exactly their operands: an inlined comprehension's
+    // BUILD_LIST 0 leaves the iterator under it as it was)
+    case BUILD_TUPLE: case BUILD_LIST: case BUILD_SET: case BUILD_MAP: case BUILD_STRING:
+#else
+    case KW_NAMES: case PRECALL: case LOAD_CLOSURE: case LOAD_CLASSDEREF: case PRINT_EXPR: case IMPORT_STAR:
     case JUMP_IF_FALSE_OR_POP: case JUMP_IF_TRUE_OR_POP:
     case POP_JUMP_FORWARD_IF_FALSE: case POP_JUMP_FORWARD_IF_TRUE: case POP_JUMP_FORWARD_IF_NONE:
     case POP_JUMP_FORWARD_IF_NOT_NONE: case POP_JUMP_BACKWARD_IF_FALSE: case POP_JUMP_BACKWARD_IF_TRUE:
     case POP_JUMP_BACKWARD_IF_NONE: case POP_JUMP_BACKWARD_IF_NOT_NONE:
-    case LIST_APPEND: case SET_ADD: case MAP_ADD: case LIST_EXTEND: case SET_UPDATE: case DICT_MERGE:
-    case DICT_UPDATE:
+#endif
         return true;
     default:
         return false;
     }
 }
 
-// The name LOAD_GLOBAL loads (3.11: oparg >> 1 indexes co_names).
+// The name LOAD_GLOBAL loads (3.11 and 3.13: oparg >> 1 indexes co_names).
 bool loads_global_named(PyCodeObject *code, const Instr &ins, const char *name)
 {
     if (ins.opcode != LOAD_GLOBAL) return false;
@@ -210,13 +220,22 @@ Decision TypeInference::decide(int k, const AbstractState &s) const
         }
         break;
     }
-    case PRECALL: {
+#if PY_VERSION_HEX >= 0x030D0000
+    case CALL: {   // [callable, self or NULL, arguments]
+#else
+    case PRECALL: {   // [NULL or method, callable or self, arguments]
+#endif
         // range(stop), range(start, stop), range(start, stop, step): a range
         // object whatever the arguments are (or an exception). That the
         // global is the builtin is speculation, checked where GET_ITER
         // finds the iterator it expects.
         int n = ins.oparg;
-        if (n >= 1 && n <= 3 && top(s, n) == VType::kRangeFunc) d.kind = OpKind::kRangeCall;
+#if PY_VERSION_HEX >= 0x030D0000
+        VType callable = top(s, n + 1);
+#else
+        VType callable = top(s, n);
+#endif
+        if (n >= 1 && n <= 3 && callable == VType::kRangeFunc) d.kind = OpKind::kRangeCall;
         break;
     }
     case GET_ITER:
@@ -255,15 +274,39 @@ void TypeInference::transfer(int k, const AbstractState &before, AbstractState &
         if (!st.empty()) st.pop_back();
         return t;
     };
+    auto local = [&](int i) { return i < (int)after.locals.size() ? after.locals[i] : VType::kObject; };
+    auto store = [&](int i) {
+        VType v = pop();
+        if (i < (int)after.locals.size()) after.locals[i] = v;
+    };
     switch (ins.opcode) {
     case LOAD_FAST:
-        st.push_back(ins.oparg < (int)after.locals.size() ? after.locals[ins.oparg] : VType::kObject);
+        st.push_back(local(ins.oparg));
         return;
-    case STORE_FAST: {
-        VType v = pop();
-        if (ins.oparg < (int)after.locals.size()) after.locals[ins.oparg] = v;
+    case STORE_FAST:
+        store(ins.oparg);
         return;
-    }
+#if PY_VERSION_HEX >= 0x030D0000
+    case LOAD_FAST_CHECK:
+        st.push_back(local(ins.oparg));
+        return;
+    case LOAD_FAST_AND_CLEAR:   // the saved value; the local unbound until it is stored back
+        st.push_back(local(ins.oparg));
+        if (ins.oparg < (int)after.locals.size()) after.locals[ins.oparg] = VType::kObject;
+        return;
+    case LOAD_FAST_LOAD_FAST:
+        st.push_back(local(ins.oparg >> 4));
+        st.push_back(local(ins.oparg & 15));
+        return;
+    case STORE_FAST_LOAD_FAST:
+        store(ins.oparg >> 4);
+        st.push_back(local(ins.oparg & 15));
+        return;
+    case STORE_FAST_STORE_FAST:   // the top value into oparg >> 4, the next into oparg & 15
+        store(ins.oparg >> 4);
+        store(ins.oparg & 15);
+        return;
+#endif
     case DELETE_FAST:
         if (ins.oparg < (int)after.locals.size()) after.locals[ins.oparg] = VType::kObject;
         return;
@@ -276,9 +319,14 @@ void TypeInference::transfer(int k, const AbstractState &before, AbstractState &
     case SWAP:
         if (ins.oparg <= (int)st.size()) std::swap(st[st.size() - 1], st[st.size() - ins.oparg]);
         return;
-    case LOAD_GLOBAL:
+    case LOAD_GLOBAL:   // 3.11: [NULL,] global; 3.13: global[, NULL]
+#if PY_VERSION_HEX >= 0x030D0000
+        st.push_back(loads_global_named(code_, ins, "range") ? VType::kRangeFunc : VType::kObject);
+        if (ins.oparg & 1) st.push_back(VType::kObject);
+#else
         if (ins.oparg & 1) st.push_back(VType::kObject);
         st.push_back(loads_global_named(code_, ins, "range") ? VType::kRangeFunc : VType::kObject);
+#endif
         return;
     case BINARY_OP:
         pop();
@@ -292,10 +340,15 @@ void TypeInference::transfer(int k, const AbstractState &before, AbstractState &
                      : d.kind == OpKind::kFloatArith ? VType::kFloat : VType::kObject);
         return;
     case CALL: {
+#if PY_VERSION_HEX >= 0x030D0000
+        bool range = d.kind == OpKind::kRangeCall;
+        for (int i = 0; i < ins.oparg + 2; i++) pop();
+#else
         const auto &instrs = bc_.instrs();
         bool range = k > 0 && instrs[k - 1].opcode == PRECALL && decisions_[k - 1].kind == OpKind::kRangeCall;
         pop();
         pop();
+#endif
         st.push_back(range ? VType::kRange : VType::kObject);
         return;
     }
@@ -347,7 +400,14 @@ void TypeInference::run()
         if (ins.target >= 0) {
             AbstractState jumped = before;
             if (ins.opcode == FOR_ITER) {
+#if PY_VERSION_HEX >= 0x030D0000
+                // 3.13's compiler has the jump land on END_FOR with the
+                // iterator and a value (the interpreter skips END_FOR and
+                // the POP_TOP after).
+                jumped.stack.push_back(VType::kObject);
+#else
                 jumped.stack.pop_back();   // the iterator, exhausted
+#endif
             } else {
                 int effect = stack_effect(ins.opcode, ins.oparg, true);
                 for (int i = 0; i < -effect && !jumped.stack.empty(); i++) jumped.stack.pop_back();

@@ -39,7 +39,7 @@ enum class OpKind : uint8_t {
     kIntCompare,   // COMPARE_OP of two int64
     kFloatCompare, // COMPARE_OP of two doubles
     kRangeIter,    // GET_ITER of a range (guarded: a range_iterator) / FOR_ITER over it
-    kRangeCall,    // PRECALL of the global `range` (its CALL makes a range object)
+    kRangeCall,    // a call of the global `range` (3.11: its PRECALL; 3.13: its CALL): a range object
     kListItem,     // BINARY_SUBSCR of a list (guarded) at an int64 index: the item, boxed
     kListStore,    // STORE_SUBSCR into a list (guarded) at an int64 index: the value boxed only there
 };

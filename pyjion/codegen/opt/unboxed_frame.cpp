@@ -8,6 +8,7 @@
 #include "cpython/frame_layout.h"
 #include "cpython/int_emit.h"
 #include "front/opcodes.h"
+#include "opt/bytecode_forms.h"
 #include "runtime/helpers.h"
 
 namespace pyjion::opt {
@@ -58,9 +59,12 @@ UnboxedFrame::UnboxedFrame(Compiler &c, PyCodeObject *code, const Bytecode &byte
         }
         // A store whose local is a number only until a merge point just after.
         const Instr &ins = bc_.instrs()[k];
-        if (ins.opcode == STORE_FAST && !s->stack.empty() && ins.oparg < nlocals_ &&
-            kind_for(s->stack.back()).kind != Kind::BoxedOrNull) {
-            numeric[ins.oparg] = true;
+        LocalWrites w = local_writes(ins);
+        for (int j = 0; w.stores && j < w.n; j++) {
+            int pos = static_cast<int>(s->stack.size()) - 1 - j;
+            if (pos >= 0 && w.local[j] < nlocals_ && kind_for(s->stack[pos]).kind != Kind::BoxedOrNull) {
+                numeric[w.local[j]] = true;
+            }
         }
     }
     // A list item only float arithmetic reads is read as a double in place
@@ -116,7 +120,10 @@ UnboxedFrame::UnboxedFrame(Compiler &c, PyCodeObject *code, const Bytecode &byte
         stored.assign(nlocals_, false);
         for (int i = t; i <= end; i++) {
             const Instr &ins = instrs[i];
-            if ((ins.opcode == STORE_FAST || ins.opcode == DELETE_FAST) && ins.oparg < nlocals_) stored[ins.oparg] = true;
+            LocalWrites w = local_writes(ins);
+            for (int j = 0; j < w.n; j++) {
+                if (w.local[j] < nlocals_) stored[w.local[j]] = true;
+            }
             int cur = innermost_loop_[i];
             if (cur < 0 || loop_length[cur] > end - t) innermost_loop_[i] = t;
         }
@@ -136,6 +143,9 @@ int UnboxedFrame::consumer_of(int k, int pos) const
         int inputs;
         switch (ins.opcode) {
         case LOAD_FAST: case LOAD_CONST: inputs = 0; break;
+#if PY_VERSION_HEX >= 0x030D0000
+        case LOAD_FAST_CHECK: case LOAD_FAST_LOAD_FAST: inputs = 0; break;
+#endif
         case UNARY_NEGATIVE: inputs = 1; break;
         case BINARY_OP: case COMPARE_OP: case BINARY_SUBSCR: inputs = 2; break;
         default: return -1;
@@ -150,14 +160,17 @@ int UnboxedFrame::consumer_of(int k, int pos) const
 bool UnboxedFrame::boxes_frame(int k) const
 {
     const Instr &ins = instr(k);
+    if (is_pop_jump(ins.opcode)) {
+        // fused with a comparison on unboxed values
+        return k == 0 || instr(k - 1).opcode != COMPARE_OP || types_->decision(k - 1).kind == OpKind::kGeneric;
+    }
     switch (ins.opcode) {
     case NOP: case CACHE: case EXTENDED_ARG: case LOAD_FAST: case STORE_FAST: case LOAD_CONST: case POP_TOP:
     case PUSH_NULL: case COPY: case SWAP: case JUMP_FORWARD: case JUMP_BACKWARD: case JUMP_BACKWARD_NO_INTERRUPT:
+#if PY_VERSION_HEX >= 0x030D0000
+    case LOAD_FAST_CHECK: case LOAD_FAST_LOAD_FAST: case STORE_FAST_LOAD_FAST: case STORE_FAST_STORE_FAST:
+#endif
         return false;
-    case POP_JUMP_FORWARD_IF_FALSE: case POP_JUMP_FORWARD_IF_TRUE: case POP_JUMP_BACKWARD_IF_FALSE:
-    case POP_JUMP_BACKWARD_IF_TRUE:
-        // fused with a comparison on unboxed values
-        return k == 0 || instr(k - 1).opcode != COMPARE_OP || types_->decision(k - 1).kind == OpKind::kGeneric;
     case BINARY_OP: case COMPARE_OP: case UNARY_NEGATIVE: case FOR_ITER: case BINARY_SUBSCR: case STORE_SUBSCR:
         return types_->decision(k).kind == OpKind::kGeneric;
     default:
@@ -288,10 +301,14 @@ void UnboxedFrame::after_baseline(int k, int depth)
     (void)k;
     in_baseline_ = false;
     const Instr &ins = instr(k);
-    if (ins.opcode == STORE_FAST || ins.opcode == DELETE_FAST) rep_.set_local(ins.oparg, SlotKind::boxed_or_null());
+    LocalWrites w = local_writes(ins);
+    for (int j = 0; j < w.n; j++) {
+        if (w.local[j] < nlocals_) rep_.set_local(w.local[j], SlotKind::boxed_or_null());
+    }
     // What the visitor left on the stack is boxed; what it did not touch stays.
     int keep = std::min(rep_.depth(), depth);
-    if (ins.opcode == STORE_FAST || ins.opcode == POP_TOP) keep = std::min(keep, rep_.depth() - 1);
+    if (ins.opcode == POP_TOP) keep = std::min(keep, rep_.depth() - 1);
+    if (w.stores) keep = std::min(keep, rep_.depth() - w.n);
     model::FrameState next = rep_;
     next.set_depth(keep);
     next.set_depth(depth, SlotKind::boxed_or_null());
@@ -316,14 +333,29 @@ bool UnboxedFrame::emit(int k)
     // What xmm0 holds survives only the instructions that maintain it.
     bool keeps_xmm0 = ins.opcode == LOAD_FAST || ins.opcode == LOAD_CONST || ins.opcode == COPY ||
                       ins.opcode == STORE_FAST ||
+#if PY_VERSION_HEX >= 0x030D0000
+                      ins.opcode == LOAD_FAST_CHECK || ins.opcode == LOAD_FAST_LOAD_FAST ||
+                      ins.opcode == STORE_FAST_LOAD_FAST || ins.opcode == STORE_FAST_STORE_FAST ||
+#endif
                       (ins.opcode == BINARY_OP && types_->decision(k).kind == OpKind::kFloatArith) ||
                       (ins.opcode == BINARY_SUBSCR && types_->decision(k).kind == OpKind::kListItem && float_item_[k]);
     if (!keeps_xmm0 || c_.checks_boundaries() || xmm0_slot_ >= slot_of_stack(rep_.depth())) xmm0_slot_ = -1;
     // A lazy value borrowing a local is stored before the local changes.
-    if ((ins.opcode == STORE_FAST || ins.opcode == DELETE_FAST) && ins.oparg < nlocals_) materialize_refs(ins.oparg);
+    LocalWrites writes = local_writes(ins);
+    for (int j = 0; j < writes.n; j++) {
+        if (writes.local[j] < nlocals_) materialize_refs(writes.local[j]);
+    }
     switch (ins.opcode) {
     case LOAD_FAST: done = emit_load_fast(k); break;
     case STORE_FAST: done = emit_store_fast(k); break;
+#if PY_VERSION_HEX >= 0x030D0000
+    case LOAD_FAST_CHECK: done = emit_load_fast(k); break;   // an unbound local: the baseline raises
+    case LOAD_FAST_LOAD_FAST: done = emit_load_pair(k); break;
+    case STORE_FAST_LOAD_FAST: done = emit_store_load(k); break;
+    case STORE_FAST_STORE_FAST: done = emit_store_pair(k); break;
+    // END_FOR stays generic (it boxes the frame): the exhausted path of
+    // FOR_ITER over a range (emit_for_iter) counts on it.
+#endif
     case LOAD_CONST: done = emit_load_const(k); break;
     case POP_TOP: done = emit_pop_top(k); break;
     case BINARY_OP:
@@ -354,6 +386,9 @@ bool UnboxedFrame::emit(int k)
         transparent = !unboxed_kind(rep_.slot(rep_.depth() - ins.oparg));
         break;
     case LOAD_FAST:
+#if PY_VERSION_HEX >= 0x030D0000
+    case LOAD_FAST_CHECK:
+#endif
         transparent = c_.local_certainly_bound(k, ins.oparg);
         break;
     case STORE_FAST: case POP_TOP:
@@ -367,9 +402,15 @@ bool UnboxedFrame::emit(int k)
     return false;
 }
 
-bool UnboxedFrame::emit_load_fast(int k)
+bool UnboxedFrame::emit_load_fast(int k) { return emit_load_local(k, instr(k).oparg); }
+
+bool UnboxedFrame::can_load_local(int k, int index) const
 {
-    int index = instr(k).oparg;
+    return unboxed_kind(rep_.local(index)) || c_.local_certainly_bound(k, index);
+}
+
+bool UnboxedFrame::emit_load_local(int k, int index)
+{
     SlotKind local = rep_.local(index);
     if (!unboxed_kind(local)) {
         if (!c_.local_certainly_bound(k, index)) return false;   // the baseline raises UnboundLocalError
@@ -381,31 +422,52 @@ bool UnboxedFrame::emit_load_fast(int k)
     return true;
 }
 
-bool UnboxedFrame::emit_store_fast(int k)
+bool UnboxedFrame::emit_store_fast(int k) { return emit_store_local(k, instr(k).oparg, false); }
+
+bool UnboxedFrame::can_store_local(int index, int pos) const
+{
+    return !unboxed_kind(stored_kind(rep_.slot(pos))) || shadow_index_[index] >= 0;
+}
+
+// The top value into local `index`. plain: an object into a local held
+// boxed is stored here too (as STORE_FAST's visitor does: the old object
+// released, prev_instr set if that runs code); else that case is left to
+// the baseline (false).
+bool UnboxedFrame::emit_store_local(int k, int index, bool plain)
 {
     const Instr &ins = instr(k);
     if (rep_.peek().lazy()) materialize_at(rep_.depth() - 1);
     SlotKind value = rep_.peek();
     auto &a = c_.as();
-    if (!unboxed_kind(value) && unboxed_kind(rep_.local(ins.oparg))) {
+    if (!unboxed_kind(value) && unboxed_kind(rep_.local(index))) {
         // An object into a local held unboxed: its frame slot has NULL or
         // its spare box (released: an exact float, no code runs); an
         // unboxed value needs no release.
         a.mov(x86::rax, frame_slot(slot_of_stack(rep_.depth() - 1)));
-        a.mov(x86::rdi, frame_slot(ins.oparg));
-        a.mov(frame_slot(ins.oparg), x86::rax);
+        a.mov(x86::rdi, frame_slot(index));
+        a.mov(frame_slot(index), x86::rax);
         c_.em().xdecref(x86::rdi);
         rep_.pop();
-        rep_.set_local(ins.oparg, SlotKind::boxed());
+        rep_.set_local(index, SlotKind::boxed());
         xmm0_slot_ = -1;
         return true;
     }
-    if (!unboxed_kind(value) || shadow_index_[ins.oparg] < 0) return false;
-    if (!unboxed_kind(rep_.local(ins.oparg))) {
+    if (!unboxed_kind(value) && plain) {
+        a.mov(x86::rax, frame_slot(slot_of_stack(rep_.depth() - 1)));
+        a.mov(x86::rdi, frame_slot(index));
+        a.mov(frame_slot(index), x86::rax);
+        c_.em().xdecref(x86::rdi, ins.index);
+        rep_.pop();
+        rep_.set_local(index, SlotKind::boxed());
+        xmm0_slot_ = -1;
+        return true;
+    }
+    if (!unboxed_kind(value) || shadow_index_[index] < 0) return false;
+    if (!unboxed_kind(rep_.local(index))) {
         // The local's old object is released now, as STORE_FAST does; an
         // exact float referenced only here stays as its spare box.
         Label done = a.newLabel(), release = a.newLabel();
-        a.mov(x86::rdi, frame_slot(ins.oparg));
+        a.mov(x86::rdi, frame_slot(index));
         a.test(x86::rdi, x86::rdi);
         a.jz(done);
         a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectRefcnt), 1);
@@ -414,22 +476,60 @@ bool UnboxedFrame::emit_store_fast(int k)
         a.cmp(x86::qword_ptr(x86::rdi, layout::kObjectType), x86::rax);
         a.je(done);
         a.bind(release);
-        a.mov(frame_slot(ins.oparg), 0);
+        a.mov(frame_slot(index), 0);
         c_.em().decref(x86::rdi, ins.index);
         a.bind(done);
         xmm0_slot_ = -1;   // (a release may call a deallocator)
     }
     a.mov(x86::rax, value_at(rep_.depth() - 1));
-    a.mov(shadow(ins.oparg), x86::rax);
+    a.mov(shadow(index), x86::rax);
     if (xmm0_slot_ == value_home(rep_.depth() - 1)) {
-        xmm0_slot_ = ins.oparg;
-    } else if (xmm0_slot_ == ins.oparg) {
+        xmm0_slot_ = index;
+    } else if (xmm0_slot_ == index) {
         xmm0_slot_ = -1;
     }
     rep_.pop();
-    rep_.set_local(ins.oparg, SlotKind{value.kind, 0});   // (a local copy's value is now the local's own)
+    rep_.set_local(index, SlotKind{value.kind, 0});   // (a local copy's value is now the local's own)
     return true;
 }
+
+#if PY_VERSION_HEX >= 0x030D0000
+// 3.13's fused local instructions, each half as LOAD_FAST / STORE_FAST
+// above; where either half cannot be done here, neither is (the baseline's
+// visitor does both, on a boxed frame).
+bool UnboxedFrame::emit_load_pair(int k)
+{
+    int first = instr(k).oparg >> 4, second = instr(k).oparg & 15;
+    if (!can_load_local(k, first) || !can_load_local(k, second)) return false;
+    emit_load_local(k, first);
+    emit_load_local(k, second);
+    return true;
+}
+
+bool UnboxedFrame::emit_store_load(int k)
+{
+    int stored = instr(k).oparg >> 4, loaded = instr(k).oparg & 15;
+    // (a plain load: the compiler proved the local bound there, the stored one too)
+    if (!can_store_local(stored, rep_.depth() - 1)) return false;
+    if (loaded != stored && !can_load_local(k, loaded)) return false;
+    emit_store_local(k, stored, true);
+    if (loaded == stored && !unboxed_kind(rep_.local(loaded))) {
+        rep_.push(SlotKind::lazy_local(static_cast<uint32_t>(loaded)));
+        return true;
+    }
+    emit_load_local(k, loaded);
+    return true;
+}
+
+bool UnboxedFrame::emit_store_pair(int k)
+{
+    int first = instr(k).oparg >> 4, second = instr(k).oparg & 15;
+    if (!can_store_local(first, rep_.depth() - 1) || !can_store_local(second, rep_.depth() - 2)) return false;
+    emit_store_local(k, first, true);
+    emit_store_local(k, second, true);
+    return true;
+}
+#endif
 
 bool UnboxedFrame::emit_load_const(int k)
 {
@@ -437,7 +537,7 @@ bool UnboxedFrame::emit_load_const(int k)
     // else lazy: arithmetic and list indexes take its value as an
     // immediate, other consumers the object.
     uint32_t index = static_cast<uint32_t>(instr(k).oparg);
-    bool into_local = k + 1 < (int)bc_.instrs().size() && instr(k + 1).opcode == STORE_FAST;
+    bool into_local = k + 1 < (int)bc_.instrs().size() && local_writes(instr(k + 1)).stores;
     VType t = into_local ? type_of_stack(k + 1, rep_.depth()) : VType::kObject;
     PyObject *v = PyTuple_GET_ITEM(code_->co_consts, index);
     uint64_t bits;

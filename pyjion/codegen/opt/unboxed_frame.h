@@ -183,6 +183,15 @@ private:
 
     bool emit_load_fast(int k);
     bool emit_store_fast(int k);
+    bool can_load_local(int k, int index) const;
+    bool can_store_local(int index, int pos) const;
+    bool emit_load_local(int k, int index);
+    bool emit_store_local(int k, int index, bool plain);
+#if PY_VERSION_HEX >= 0x030D0000
+    bool emit_load_pair(int k);
+    bool emit_store_load(int k);
+    bool emit_store_pair(int k);
+#endif
     bool emit_load_const(int k);
     bool emit_pop_top(int k);
     int power_of_two_divisor(int k) const;

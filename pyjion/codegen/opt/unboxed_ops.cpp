@@ -12,6 +12,7 @@
 #include "cpython/frame_layout.h"
 #include "cpython/int_emit.h"
 #include "front/opcodes.h"
+#include "opt/bytecode_forms.h"
 #include "runtime/helpers.h"
 
 namespace pyjion::opt {
@@ -19,16 +20,6 @@ namespace pyjion::opt {
 using namespace asmjit;
 using model::Kind;
 using model::SlotKind;
-
-namespace {
-
-bool is_pop_jump(int opcode)
-{
-    return opcode == POP_JUMP_FORWARD_IF_FALSE || opcode == POP_JUMP_FORWARD_IF_TRUE ||
-           opcode == POP_JUMP_BACKWARD_IF_FALSE || opcode == POP_JUMP_BACKWARD_IF_TRUE;
-}
-
-}  // namespace
 
 void UnboxedFrame::small_int_value(const Label &big)
 {
@@ -351,7 +342,7 @@ bool UnboxedFrame::emit_compare(int k)
     if (kind != OpKind::kIntCompare && kind != OpKind::kFloatCompare) return false;
     auto &a = c_.as();
     int d = rep_.depth();
-    int op = ins.oparg;
+    int op = compare_operator(ins.oparg);
     if (kind == OpKind::kIntCompare) {
         Label guard = exit(unboxed::kExitGuardInt, k, d);
         load_int(k, d - 2, x86::r14, guard);
@@ -398,7 +389,7 @@ bool UnboxedFrame::emit_compare(int k)
 
     const Instr *next = c_.fusable_next();
     if (next != nullptr && is_pop_jump(next->opcode)) {
-        bool when_true = next->opcode == POP_JUMP_FORWARD_IF_TRUE || next->opcode == POP_JUMP_BACKWARD_IF_TRUE;
+        bool when_true = jumps_when_true(next->opcode);
         bool backward = opcode_jump_kind(next->opcode) == REL_BACKWARD;
         int target = bc_.instr_at(next->target);
         a.test(x86::r14d, x86::r14d);
@@ -412,7 +403,7 @@ bool UnboxedFrame::emit_compare(int k)
             Label taken = c_.em().cold([this, here, target, next](Emitter &) {
                 model::FrameState saved = rep_;
                 rep_ = here;
-                jump_to_merge(target, next->index, next->target - 1);
+                jump_to_merge(target, next->index, breaker_unit(*next));
                 rep_ = saved;
             });
             if (when_true) a.jnz(taken);
@@ -441,8 +432,46 @@ bool UnboxedFrame::emit_for_iter(int k)
     auto &em = c_.em();
     int d = rep_.depth();
     int target = bc_.instr_at(ins.target);
+#if PY_VERSION_HEX >= 0x030D0000
+    // Exhausted, 3.13's interpreter pops the iterator and goes on past the
+    // END_FOR, POP_TOP its jump lands on (which 3.13's compiler counts as
+    // reached with [iter, next]), as this does.
+    int after = bc_.instr_at(ins.target + 2);
+    if (target < 0 || instr(target).opcode != END_FOR || after < 0 || instr(after - 1).opcode != POP_TOP ||
+        instr(after).depth != d - 1) {
+        return false;
+    }
+#endif
     Label exhausted = a.newLabel();
     a.mov(x86::rdi, frame_slot(slot_of_stack(d - 1)));
+#if PY_VERSION_HEX >= 0x030D0000
+    // 3.13's iterator counts len down and moves start on: the item is start.
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kRangeIterLen));
+    a.test(x86::rax, x86::rax);
+    a.jle(exhausted);
+    em.out_of_line([&] {
+        a.bind(exhausted);
+        em.decref(x86::rdi);   // a range_iterator: its deallocation runs no code
+        model::FrameState saved = rep_;
+        rep_.pop();
+        if (bc_.is_jump_target(instr(after).start)) {
+            a.jmp(edge(after));
+        } else {
+            // Reached otherwise only from POP_TOP, after END_FOR (generic:
+            // see emit()) boxed the frame: boxed here too.
+            materialize();
+            emit_moves(moves(rep_, all_boxed(rep_), after), ins.index, rep_.depth());
+            a.jmp(c_.label_at(after));
+        }
+        rep_ = saved;
+    });
+    a.dec(x86::rax);
+    a.mov(x86::qword_ptr(x86::rdi, layout::kRangeIterLen), x86::rax);
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kRangeIterStart));
+    a.mov(x86::rdx, x86::rcx);
+    a.add(x86::rdx, x86::qword_ptr(x86::rdi, layout::kRangeIterStep));   // wraps after the last item, unread
+    a.mov(x86::qword_ptr(x86::rdi, layout::kRangeIterStart), x86::rdx);
+#else
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kRangeIterIndex));
     a.cmp(x86::rax, x86::qword_ptr(x86::rdi, layout::kRangeIterLen));
     a.jge(exhausted);
@@ -461,6 +490,7 @@ bool UnboxedFrame::emit_for_iter(int k)
     a.add(x86::rcx, x86::qword_ptr(x86::rdi, layout::kRangeIterStart));
     a.inc(x86::rax);
     a.mov(x86::qword_ptr(x86::rdi, layout::kRangeIterIndex), x86::rax);
+#endif
     a.mov(shadow(slot_of_stack(d)), x86::rcx);
     rep_.push(SlotKind::int64());
     return true;
@@ -473,7 +503,7 @@ bool UnboxedFrame::emit_jump(int k)
     bool backward = ins.opcode == JUMP_BACKWARD;
     if (backward) c_.emit_warmup_tick();   // as the interpreter counts it
     count_moves(moves(without_lazy(rep_), merge_state(target), target));
-    jump_to_merge(target, ins.index, backward ? ins.target - 1 : -1);
+    jump_to_merge(target, ins.index, backward ? breaker_unit(ins) : -1);
     return true;
 }
 

@@ -87,9 +87,11 @@ void retire(_PyInterpreterFrame *frame);
 // else -1 (the generic operator decides: complex, ZeroDivisionError,
 // OverflowError, the special cases of NaN and infinities).
 int float_pow(double base, double exp, double *out);
-// Runs a frame a side exit (or a failed entry check) left, boxed, at
-// prev_instr + 1: in the baseline fallback's resume entry
-// (PyjionCodeView.fallback_resume), or the interpreter.
+// Runs a frame a side exit (or a failed entry check) left, boxed, before
+// the instruction to run next (3.11: prev_instr + 1; 3.13: instr_ptr): in
+// the baseline fallback's resume entry (PyjionCodeView.fallback_resume), or
+// the interpreter (tracing on 3.11; on 3.13 monitoring, or code whose
+// instrumentation is not current).
 PyObject *resume_fallback(PyThreadState *ts, _PyInterpreterFrame *frame);
 
 // An exact int's value if it fits int64: 0 and *out set, else -1 (no error set).
