@@ -240,8 +240,9 @@ public:
     // 3.11 specialises a code object's instructions once it has run 8 RESUMEs
     // and backward jumps ("warm-up"); calls to C functions count a recursion
     // level before that and not after. Machine code keeps the same count so
-    // the C calls it makes count exactly as the interpreter's would.
-    static constexpr uint64_t kWarmupDelay = QUICKENING_WARMUP_DELAY;
+    // the C calls it makes count exactly as the interpreter's would. (3.13
+    // counts per instruction and every C call the same: 0, always warm.)
+    static constexpr uint64_t kWarmupDelay = layout::kWarmupDelay;
     void emit_warmup_tick();
     // eax = 1 if this code object is warm, else 0. Clobbers rcx.
     void emit_load_warm(const x86::Gp &dst32);
