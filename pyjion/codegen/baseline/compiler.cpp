@@ -664,12 +664,19 @@ void Compiler::emit_load_warm(const x86::Gp &dst32)
 
 void Compiler::visit_LOAD_FAST(const Instr &ins)
 {
+    // (3.13's compiler emits LOAD_FAST only where the local is bound, and
+    // LOAD_FAST_CHECK elsewhere; the check stays where the analysis cannot
+    // prove it, on both.)
+    emit_load_fast(ins, ins.oparg, !bound_.certain(bytecode_.instr_at(ins.start), ins.oparg));
+}
+
+void Compiler::emit_load_fast(const Instr &ins, int index, bool check)
+{
     auto &a = em_.as();
     int depth = this->depth();
-    int index = ins.oparg;
     int unit = ins.index;
     a.mov(x86::rax, em_.local(index));
-    if (!bound_.certain(bytecode_.instr_at(ins.start), index)) {
+    if (check) {
         Label unbound = em_.cold([this, index, depth, unit](Emitter &e) {
             e.set_prev_instr(unit);
             e.call<&rt::pyj_rt_unbound_local>(Lea(Emitter::frame_address()), index);
@@ -682,14 +689,19 @@ void Compiler::visit_LOAD_FAST(const Instr &ins)
     push(x86::rax);
 }
 
-void Compiler::visit_STORE_FAST(const Instr &ins)
+void Compiler::visit_STORE_FAST(const Instr &ins) { emit_store_fast(ins, ins.oparg); }
+
+void Compiler::emit_store_fast(const Instr &ins, int index)
 {
     auto &a = em_.as();
     pop_to(x86::rax);
-    a.mov(x86::rdi, em_.local(ins.oparg));
-    a.mov(em_.local(ins.oparg), x86::rax);
+    a.mov(x86::rdi, em_.local(index));
+    a.mov(em_.local(index), x86::rax);
     // (the old value's __del__ may look at this frame: prev_instr on that path)
-    if (bound_.certain(bytecode_.instr_at(ins.start), ins.oparg)) {
+    // The bound-locals analysis knows 3.11's opcodes only: on 3.13 (where
+    // LOAD_FAST_AND_CLEAR empties locals) the old value may always be NULL.
+    constexpr bool kTrustBoundLocals = PY_VERSION_HEX < 0x030D0000;
+    if (kTrustBoundLocals && bound_.certain(bytecode_.instr_at(ins.start), index)) {
         em_.decref(x86::rdi, ins.index);
     } else {
         em_.xdecref(x86::rdi, ins.index);

@@ -259,6 +259,10 @@ public:
     std::vector<std::unique_ptr<SiteData>> take_site_data() { return std::move(site_data_); }
 
 private:
+    // LOAD_FAST / STORE_FAST of local `index` for the instruction `ins`
+    // (the fused local accesses of 3.13 make several).
+    void emit_load_fast(const Instr &ins, int index, bool check);
+    void emit_store_fast(const Instr &ins, int index);
     void pop_jump_if_bool(const Instr &ins, bool jump_when_true);
     void pop_jump_if_none(const Instr &ins, bool jump_when_none);
     void jump_or_pop(const Instr &ins, bool jump_when_true);

@@ -343,7 +343,17 @@ void Compiler::visit_FOR_ITER(const Instr &ins)
     depth_ = depth - 1;
     // Exhausted: the iterator popped, on at the target (3.13: past the END_FOR
     // and POP_TOP there, as the interpreter jumps).
-    Label exit_loop = label_for(ins.target + (PY_VERSION_HEX >= 0x030D0000 ? 2 : 0));
+#if PY_VERSION_HEX >= 0x030D0000
+    int end_for = bytecode_.instr_at(ins.target);
+    if (end_for < 0 || bytecode_.instrs()[end_for].opcode != END_FOR ||
+        bytecode_.instr_at(ins.target + 1) < 0 || bytecode_.instrs()[end_for + 1].opcode != POP_TOP ||
+        bytecode_.instr_at(ins.target + 2) < 0) {
+        unsupported(ins);
+    }
+    Label exit_loop = label_for(ins.target + 2);
+#else
+    Label exit_loop = label_for(ins.target);
+#endif
     depth_ = depth;
     Label ended = em_.cold([this, depth, unit, exit_loop](Emitter &e) {
         auto &a = e.as();

@@ -102,7 +102,9 @@ PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObj
     auto *code = reinterpret_cast<PyCodeObject *>(fn->func_code);
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     Py_ssize_t total = nargs + (kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0);
-    PyjionCodeView *rec = compiled_record(ts, code);
+    // A call of a generator function makes the generator (RETURN_GENERATOR):
+    // the interpreter does that; machine code takes over at its resumes.
+    PyjionCodeView *rec = (code->co_flags & kMakesGenerator) ? nullptr : compiled_record(ts, code);
     Py_INCREF(func);
     for (Py_ssize_t i = 0; i < total; i++) Py_INCREF(args[i]);
     _PyInterpreterFrame *frame =
