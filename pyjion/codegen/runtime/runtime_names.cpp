@@ -329,7 +329,7 @@ PyObject *pyj_import_from(PyObject *from, PyObject *name)
         PyErr_SetImportError(errmsg, pkgname, nullptr);   // copes with a NULL errmsg or pkgname
     } else {
         PyObject *spec = PyObject_GetAttr(from, n->spec);
-        const char *fmt = _PyModuleSpec_IsInitializing(spec)
+        const char *fmt = pyj_spec_is_initializing(spec)
                               ? "cannot import name %R from partially initialized module %R "
                                 "(most likely due to a circular import) (%S)"
                               : "cannot import name %R from %R (%S)";
