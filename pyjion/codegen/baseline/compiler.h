@@ -1,6 +1,8 @@
-// The single-pass baseline compiler: one visit_<OPCODE> method per CPython
-// 3.11 opcode, declared and dispatched from opcodes.def, so an opcode without
-// a visitor fails to build.
+// The single-pass baseline compiler: one visit_<OPCODE> method per opcode of
+// the CPython built against (3.11 or 3.13), declared and dispatched from
+// opcodes.def, so an opcode without a visitor fails to build. Visitors of
+// opcodes whose meaning both versions share are in baseline/; the others in
+// py311/ and py313/ (only the running version's folder is compiled).
 #pragma once
 
 #include <asmjit/x86.h>
@@ -202,8 +204,9 @@ public:
     void stack_pointer_to(const x86::Gp &reg) { em_.as().lea(reg, em_.stack(frame_.depth())); }
     void grow(int n) { frame_.grow(n); }        // model only: slots written by a helper
 
-    // Sets prev_instr to the current instruction (before anything that can raise,
-    // call out, or run arbitrary code through a deallocation).
+    // Sets the frame's instruction pointer (3.11 prev_instr, 3.13 instr_ptr)
+    // to the current instruction (before anything that can raise, call out,
+    // or run arbitrary code through a deallocation).
     void set_prev_instr() { em_.set_prev_instr(cur_->index); }
 
     // The error exit for the current instruction with `depth` values left on the

@@ -51,13 +51,30 @@ inline void set_frame_unit(_PyInterpreterFrame *f, int unit) { f->instr_ptr = _P
 inline int frame_resume_unit(const _PyInterpreterFrame *f) { return frame_unit(f) + kResumeUnitBias; }
 inline _PyInterpreterFrame *current_frame(PyThreadState *ts) { return ts->current_frame; }
 inline void set_current_frame(PyThreadState *ts, _PyInterpreterFrame *f) { ts->current_frame = f; }
-// sys.monitoring (and settrace/setprofile, built on it) changed the global
-// instrumentation version since this code was instrumented: the interpreter
-// must run it (RESUME_CHECK's comparison).
+// The interpreter must run this code for sys.monitoring (and settrace /
+// setprofile, built on it): either the global instrumentation changed since
+// the code was instrumented (RESUME_CHECK's comparison: the interpreter
+// instruments it), or the code is instrumented for some event now (its
+// bytecode carries the INSTRUMENTED_* forms that machine code does not
+// have). Turning a tracer on instruments the code of every executing frame
+// at once, so the version comparison alone would miss those.
+inline bool code_monitored(PyCodeObject *code)
+{
+    const _PyCoMonitoringData *m = code->_co_monitoring;
+    if (m == nullptr) return false;
+    for (uint8_t tools : m->active_monitors.tools) {
+        if (tools != 0) return true;
+    }
+    return false;
+}
 inline bool tracing_active(PyThreadState *ts, PyCodeObject *code)
 {
-    return (ts->eval_breaker & ~static_cast<uintptr_t>(kEvalEventsMask)) != code->_co_instrumentation_version;
+    return (ts->eval_breaker & ~static_cast<uintptr_t>(kEvalEventsMask)) != code->_co_instrumentation_version ||
+           code_monitored(code);
 }
+constexpr int32_t kCodeMonitoring = offsetof(PyCodeObject, _co_monitoring);
+constexpr int32_t kMonitoringActive = offsetof(_PyCoMonitoringData, active_monitors);
+constexpr int32_t kMonitoringActiveSize = sizeof(_Py_LocalMonitors);
 
 }  // namespace pyjion::layout
 

@@ -56,14 +56,31 @@ void leave_recursion(Emitter &e)
     a.add(x86::dword_ptr(Emitter::tstate, layout::kTstateCRecursionRemaining), py313::kCStackUnits);
 }
 
+// layout::tracing_active in machine code: the instrumentation version, then
+// whether the code is instrumented for any event (its active monitors, a
+// few bytes, compared in the widest pieces that fit).
 void tracing_check(Emitter &e, PyCodeObject *code, const Label &handoff)
 {
     auto &a = e.as();
+    Label quiet = a.newLabel();
     a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateEvalBreaker));
     a.and_(x86::rax, ~static_cast<int32_t>(layout::kEvalEventsMask));
     e.load_address(x86::rcx, code);
     a.cmp(x86::rax, x86::qword_ptr(x86::rcx, layout::kCodeInstrumentationVersion));
     a.jne(handoff);
+    a.mov(x86::rax, x86::qword_ptr(x86::rcx, layout::kCodeMonitoring));
+    a.test(x86::rax, x86::rax);
+    a.jz(quiet);
+    int32_t at = layout::kMonitoringActive, left = layout::kMonitoringActiveSize;
+    while (left > 0) {
+        int32_t piece = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+        x86::Mem bytes = x86::ptr(x86::rax, at, static_cast<uint32_t>(piece));
+        a.cmp(bytes, 0);
+        a.jne(handoff);
+        at += piece;
+        left -= piece;
+    }
+    a.bind(quiet);
 }
 
 void eval_breaker_check(Emitter &e, const Label &pending)

@@ -26,7 +26,4 @@ int recursion_overflow(PyThreadState *ts);
 // yield from / await), the exception state handed back to the caller.
 void suspend_generator(PyThreadState *ts, _PyInterpreterFrame *frame, int oparg);
 
-// The interpreter's __init__ check (EXIT_INIT_CHECK) and similar small
-// pieces live with their visitors' helpers (py313/runtime313.h).
-
 }  // namespace pyjion::py313

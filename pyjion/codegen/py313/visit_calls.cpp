@@ -1,14 +1,18 @@
 // CPython 3.13's calls, globals and attributes: CALL's stack is [callable,
 // self_or_null, args] (CALL_KW adds the keyword names on top), LOAD_GLOBAL
 // pushes its NULL above the value, LOAD_ATTR's low operand bit asks for a
-// method. Each goes through its runtime helper (py313/runtime313.h); the
-// inline caches of 3.11 (py311/visit_attrs.cpp, visit_calls.cpp) assume
-// 3.11's layouts and stack shapes.
+// method. LOAD_GLOBAL keeps 3.11's global cache; the others go through
+// their runtime helpers (py313/runtime313.h), since the attribute and call
+// caches of 3.11 (py311/visit_attrs.cpp, visit_calls.cpp) assume 3.11's
+// object layouts and stack shapes.
 #include "baseline/compiler.h"
 
 #include "front/opcodes.h"
 #include "runtime/helpers.h"
 #include "baseline/visit_util.h"
+#include "baseline/cache_guards.h"
+#include "baseline/site_stubs.h"
+#include "runtime/runtime_names.h"
 #include "py313/capi.h"
 
 #include <cstddef>
@@ -19,15 +23,34 @@ using namespace asmjit;
 using visit::name_at;
 using visit::push_result;
 
+// The site's GlobalCache (inline_cache.h): 3.13 still gives every dict a
+// new ma_version_tag on each change, so 3.11's cache and guards apply.
 void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
 {
+    auto &a = as();
     PyObject *name = name_at(code(), ins.oparg >> 1, ins);
-    set_prev_instr();
-    em().call<&rt313::load_global>(Emitter::tstate, Lea(Emitter::frame_address()), name);
-    jump_if_error_zero(x86::rax, depth());
+    GlobalCache *cache = new_site_data<GlobalCache>();
+    Label miss = a.newLabel(), have = a.newLabel();
+    em().load_address(x86::rcx, cache);
+    if (const void *stub = !compact_site() ? nullptr : site_stubs::load_global()) {
+        em().call(stub, "site_stubs::load_global");
+        a.test(x86::rax, x86::rax);
+        a.jz(miss);
+    } else {
+        guards::global_value(a, miss);
+        em().incref(x86::rax);
+    }
+    em().out_of_line([&] {   // the miss: a lookup and a refill
+        a.bind(miss);
+        set_prev_instr();
+        em().call<&rtn::pyj_load_global_cached>(Lea(Emitter::frame_address()), name, x86::rcx);
+        jump_if_error_zero(x86::rax, depth());
+        a.jmp(have);
+    });
+    a.bind(have);
     push(x86::rax);
     if (ins.oparg & 1) {   // NULL above the value: CALL's self_or_null
-        as().xor_(x86::eax, x86::eax);
+        a.xor_(x86::eax, x86::eax);
         push(x86::rax);
     }
 }

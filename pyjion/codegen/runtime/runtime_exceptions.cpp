@@ -26,13 +26,11 @@ void add_traceback(_PyInterpreterFrame *frame)
 
 #if PY_VERSION_HEX >= 0x030D0000
 // 3.13 reports exceptions to sys.monitoring (settrace and setprofile are
-// built on it): the RAISE event for this frame's instruction, when a tool
-// may be listening (the code's instrumentation is not current: the
-// interpreter takes the frame at the next check). The PY_UNWIND event has
-// no exported emitter: not reported from machine code.
+// built on it): the RAISE event for this frame's instruction (the exported
+// emitter returns at once when no tool listens for it). The PY_UNWIND event
+// has no exported emitter: not reported from machine code.
 void trace_exception(PyThreadState *ts, _PyInterpreterFrame *frame)
 {
-    if (!layout::tracing_active(ts, layout::frame_code(frame))) return;
     _PyEval_MonitorRaise(ts, frame, frame->instr_ptr);
 }
 
