@@ -597,7 +597,10 @@ void Compiler::jump_to(int target_unit) { jump_to(target_unit, *cur_); }
 void Compiler::jump_to(int target_unit, const Instr &jump)
 {
     if (opcode_jump_kind(jump.opcode) == REL_BACKWARD && jump.opcode != JUMP_BACKWARD_NO_INTERRUPT) {
-        eval_breaker_check(jump.index, target_unit - 1);
+        // 3.11 checks after jumping (a handler is looked up for the target - 1);
+        // 3.13 before, at the jump itself.
+        constexpr bool kCheckBeforeJump = PY_VERSION_HEX >= 0x030D0000;
+        eval_breaker_check(jump.index, kCheckBeforeJump ? jump.index : target_unit - 1);
     }
     em_.as().jmp(label_for(target_unit));
 }

@@ -105,10 +105,13 @@ PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObj
     // A call of a generator function makes the generator (RETURN_GENERATOR):
     // the interpreter does that; machine code takes over at its resumes.
     PyjionCodeView *rec = (code->co_flags & kMakesGenerator) ? nullptr : compiled_record(ts, code);
+    // Code that is not a function body proper (no CO_OPTIMIZED) runs with
+    // the globals as its locals, as _PyFunction_Vectorcall gives them.
+    PyObject *locals = (code->co_flags & CO_OPTIMIZED) ? nullptr : Py_NewRef(fn->func_globals);
     Py_INCREF(func);
     for (Py_ssize_t i = 0; i < total; i++) Py_INCREF(args[i]);
     _PyInterpreterFrame *frame =
-        _PyEvalFramePushAndInit(ts, fn, nullptr, args, static_cast<size_t>(nargs), kwnames);
+        _PyEvalFramePushAndInit(ts, fn, locals, args, static_cast<size_t>(nargs), kwnames);
     if (frame == nullptr) return nullptr;
     g_vectorcall_calls++;
     if (rec != nullptr) {

@@ -91,20 +91,32 @@ void Compiler::visit_LOAD_FAST_AND_CLEAR(const Instr &ins)
 
 // The fused forms name two locals in the operand's nibbles; the compiler
 // emits them only for locals that are bound.
+namespace {
+void check_local_pair(Compiler &c, const Instr &ins)
+{
+    if ((ins.oparg >> 4) >= c.code()->co_nlocalsplus || (ins.oparg & 15) >= c.code()->co_nlocalsplus) {
+        visit::bad_oparg(ins, "localsplus");
+    }
+}
+}  // namespace
+
 void Compiler::visit_LOAD_FAST_LOAD_FAST(const Instr &ins)
 {
+    check_local_pair(*this, ins);
     emit_load_fast(ins, ins.oparg >> 4, false);
     emit_load_fast(ins, ins.oparg & 15, false);
 }
 
 void Compiler::visit_STORE_FAST_LOAD_FAST(const Instr &ins)
 {
+    check_local_pair(*this, ins);
     emit_store_fast(ins, ins.oparg >> 4);
     emit_load_fast(ins, ins.oparg & 15, false);
 }
 
 void Compiler::visit_STORE_FAST_STORE_FAST(const Instr &ins)
 {
+    check_local_pair(*this, ins);
     emit_store_fast(ins, ins.oparg >> 4);
     emit_store_fast(ins, ins.oparg & 15);
 }
