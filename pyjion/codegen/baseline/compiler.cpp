@@ -9,14 +9,12 @@
 #include "runtime/runtime_slots.h"
 #include "runtime/unboxed.h"
 #include "baseline/specialize.h"
+#include "machine/frame_emit.h"
 
 namespace pyjion {
 
 using namespace asmjit;
 
-namespace {
-const char kNoWhere[] = "";   // _Py_CheckRecursiveCall's "where" suffix, as the interpreter passes it
-}  // namespace
 
 Compiler::Compiler(PyCodeObject *code, CodeHolder &holder, const CompileOptions &options)
     : code_(code), options_(options), bytecode_(code), bound_(bytecode_, code), em_(holder, code->co_nlocalsplus)
@@ -43,15 +41,14 @@ void Compiler::compile()
     exit_restore_ = a.newLabel();
 
     warmup_ = new_site_data<uint64_t>();
-    // Compiled after the interpreter ran it: carry its warm-up count over
-    // (co_warmup counts up from -kWarmupDelay to 0).
-    *warmup_ = static_cast<uint64_t>(std::max<int>(0, static_cast<int>(kWarmupDelay) + code_->co_warmup));
+    // Compiled after the interpreter ran it: carry its warm-up count over.
+    *warmup_ = layout::warmup_count(code_);
     // Speculation wants a profile: by default only code the interpreter
     // quickened (co_warmup reached 0) gets the tier, or code hot by time,
     // where it goes on the types it proves (no site has a profile there).
     // The hook's argument types are a profile too (eager mode's second
     // compile, code warm by calls).
-    bool profiled = code_->co_warmup == 0 || options_.hot || options_.arg_types != 0;
+    bool profiled = layout::interpreter_specialised(code_) || options_.hot || options_.arg_types != 0;
     find_loops();   // the tier weighs its code by them
     if (options_.opt && (options_.opt_always || profiled)) {
         tier_ = opt::UnboxedFrame::plan(*this, code_, bytecode_, profiled, options_.arg_types);
@@ -168,9 +165,15 @@ bool Compiler::needs_tracing_check(size_t k) const
 {
     const Instr &ins = bytecode_.instrs()[k];
     if (bytecode_.is_jump_target(ins.start) || ins.opcode == RETURN_VALUE || ins.opcode == YIELD_VALUE) return true;
+#if PY_VERSION_HEX >= 0x030D0000
+    if (ins.opcode == RETURN_CONST) return true;
+#endif
     if (k == 0) return false;
     int prev = bytecode_.instrs()[k - 1].opcode;
     if (!may_start_tracing(prev)) return false;
+#if PY_VERSION_HEX >= 0x030D0000
+    if (prev == CALL_KW) return true;
+#endif
     return prev == CALL || prev == CALL_FUNCTION_EX || bytecode_.starts_line(ins.index);
 }
 
@@ -181,9 +184,14 @@ bool Compiler::may_start_tracing(int opcode)
     switch (opcode) {
     case NOP: case CACHE: case LOAD_FAST: case LOAD_CONST: case STORE_FAST: case POP_TOP:
     case COPY: case SWAP: case PUSH_NULL: case LOAD_CLOSURE: case LOAD_DEREF: case STORE_DEREF:
-    case JUMP_FORWARD: case JUMP_BACKWARD_NO_INTERRUPT: case POP_JUMP_FORWARD_IF_NONE:
-    case POP_JUMP_FORWARD_IF_NOT_NONE: case POP_JUMP_BACKWARD_IF_NONE: case POP_JUMP_BACKWARD_IF_NOT_NONE:
-    case KW_NAMES: case PRECALL: case MAKE_CELL: case COPY_FREE_VARS:
+    case JUMP_FORWARD: case JUMP_BACKWARD_NO_INTERRUPT: case MAKE_CELL: case COPY_FREE_VARS:
+#if PY_VERSION_HEX >= 0x030D0000
+    case POP_JUMP_IF_NONE: case POP_JUMP_IF_NOT_NONE: case LOAD_FAST_LOAD_FAST: case STORE_FAST_LOAD_FAST:
+    case STORE_FAST_STORE_FAST: case LOAD_FAST_CHECK: case LOAD_FAST_AND_CLEAR: case END_FOR: case RETURN_CONST:
+#else
+    case POP_JUMP_FORWARD_IF_NONE: case POP_JUMP_FORWARD_IF_NOT_NONE: case POP_JUMP_BACKWARD_IF_NONE:
+    case POP_JUMP_BACKWARD_IF_NOT_NONE: case KW_NAMES: case PRECALL:
+#endif
     // These check on their generic (slow) path only (a slot helper's status,
     // see slot_call), so the int/float/list/tuple fast paths pay nothing.
     case BINARY_OP: case COMPARE_OP: case BINARY_SUBSCR:
@@ -207,22 +215,18 @@ void Compiler::emit_tracing_check_at(int start, int depth)
     Label deopt = tier_ && tier_->holds_unboxed()
                       ? tier_->exit(unboxed::kExitTracing, bytecode_.instr_at(start), depth)
                       : tracing_exit(start, depth);
-    a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
-    a.cmp(x86::byte_ptr(x86::rax, layout::kCFrameUseTracing), 0);
-    a.jne(deopt);
+    frame_emit::tracing_check(em_, code_, deopt);
 }
 
-// What every hand-over of the frame does first (rax: its prev_instr): the
-// frame unlinked and the recursion level given back, as at a return, and
-// the warm-up count passed on.
+// What every hand-over of the frame does first (rax: its instruction
+// pointer): the frame unlinked and the recursion level given back, as at a
+// return, and the warm-up count passed on. The interpreter then links it
+// again (and on 3.12+ clears and pops it when it returns).
 void Compiler::emit_handoff_prologue(Emitter &e)
 {
-    auto &a = e.as();
-    a.mov(Emitter::frame_q(layout::kFramePrevInstr), x86::rax);
-    a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
-    a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
-    a.mov(x86::rax, Emitter::frame_q(layout::kFramePrevious));
-    a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
+    e.as().mov(Emitter::frame_q(layout::kFrameInstr), x86::rax);
+    frame_emit::leave_recursion(e);
+    frame_emit::unlink(e);
     e.call<&rt::pyj_rt_sync_warmup>(Lea(Emitter::frame_address()), warmup_);
 }
 
@@ -251,7 +255,8 @@ Label Compiler::handoff_at(const Label &handoff, int start, int depth)
     return em_.cold([this, depth, start, handoff](Emitter &e) {
         auto &a = e.as();
         a.mov(Emitter::frame_d(layout::kFrameStackTop), code_->co_nlocalsplus + depth);
-        a.lea(x86::rax, x86::ptr(Emitter::first_instr, (start - 1) * 2));   // it goes on at prev_instr + 1
+        // the interpreter goes on at `start`
+        a.lea(x86::rax, x86::ptr(Emitter::first_instr, (start - layout::kResumeUnitBias) * 2));
         a.jmp(handoff);
     });
 }
@@ -307,29 +312,14 @@ void Compiler::emit_frame_entry()
 
     // Link the frame in as the thread's current frame, as the interpreter does,
     // so tracebacks, sys._getframe() and PyEval_GetFrame() see it.
-    a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
-    a.mov(x86::rax, x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame));
-    a.mov(Emitter::frame_q(layout::kFramePrevious), x86::rax);
-    a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rsi);   // the frame's address
-    a.mov(Emitter::frame_b(layout::kFrameIsEntry), 1);
-
-    // Recursion limit: if (ts->recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, "")) fail.
-    // On failure _Py_CheckRecursiveCall has already undone the decrement.
-    Label resume = a.newLabel();
-    a.mov(x86::eax, x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
-    a.lea(x86::ecx, x86::ptr(x86::rax, -1));
-    a.mov(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining), x86::ecx);
-    a.test(x86::eax, x86::eax);
-    Label slow = em_.cold([this, resume](Emitter &e) {
-        auto &a = e.as();
-        e.call<&_Py_CheckRecursiveCall>(Emitter::tstate, kNoWhere);
-        a.test(x86::eax, x86::eax);
-        a.jz(resume);
-        a.xor_(x86::r14d, x86::r14d);
-        a.jmp(exit_unlinked_);   // the frame's values stay as they came in
+    frame_emit::link(em_, x86::rsi);
+    // The recursion limit; over it, the frame leaves with RecursionError
+    // (its values as they came in).
+    Label too_deep = em_.cold([this](Emitter &e) {
+        e.as().xor_(x86::r14d, x86::r14d);
+        e.as().jmp(exit_unlinked_);
     });
-    a.jle(slow);
-    a.bind(resume);
+    frame_emit::enter_recursion(em_, too_deep);
     // While running, values on the stack are not visible to the GC (as in ceval.c).
     a.mov(Emitter::frame_d(layout::kFrameStackTop), -1);
 }
@@ -442,23 +432,33 @@ void Compiler::emit_resume_dispatch()
 {
     auto &a = em_.as();
     const auto &instrs = bytecode_.instrs();
-    std::vector<int> resume_units;   // prev_instr values; execution goes on at unit + 1
+    std::vector<int> resume_units;   // instruction-pointer values (see below)
     for (const Instr &ins : instrs) {
         if (ins.depth < 0) continue;
-        if (ins.opcode == RETURN_GENERATOR || ins.opcode == YIELD_VALUE) resume_units.push_back(ins.index);
+        if (ins.opcode == RETURN_GENERATOR || ins.opcode == YIELD_VALUE) {
+            resume_units.push_back(ins.index + 1 - layout::kResumeUnitBias);
+        }
+#if PY_VERSION_HEX < 0x030D0000
+        // gen.throw() into a `yield from` that ends backs prev_instr up to
+        // just before SEND's target (3.13 goes through CLEANUP_THROW instead).
         if (ins.opcode == SEND) resume_units.push_back(ins.target - 1);
+#endif
     }
-    a.mov(x86::rax, Emitter::frame_q(layout::kFramePrevInstr));
+    a.mov(x86::rax, Emitter::frame_q(layout::kFrameInstr));
     a.sub(x86::rax, Emitter::first_instr);
     a.sar(x86::rax, 1);
     for (int unit : resume_units) {
-        int k = bytecode_.instr_at(unit + 1);
+        // unit: the instruction pointer's value at the resume; execution
+        // goes on at `resume` (3.11: unit + 1; 3.13: unit itself), where a
+        // thrown exception is handled as if raised by the instruction before.
+        int resume = unit + layout::kResumeUnitBias;
+        int k = bytecode_.instr_at(resume);
         if (k < 0 || instrs[k].depth < 0) continue;
         Label other = a.newLabel();
         a.cmp(x86::rax, unit);
         a.jne(other);
         a.test(x86::r15d, x86::r15d);
-        a.jnz(error_exit_at(unit, instrs[k].depth, Raise::Error, unit, false));
+        a.jnz(error_exit_at(unit, instrs[k].depth, Raise::Error, resume - 1, false));
         a.jmp(labels_[k]);
         a.bind(other);
     }
@@ -472,14 +472,26 @@ void Compiler::emit_epilogue()
     a.bind(exit_error_);
     a.xor_(x86::r14d, x86::r14d);
     a.bind(exit_return_);   // r14: the result, or NULL with an exception set
-    // Empty value stack: the caller's frame clearing releases exactly the locals.
+    // Empty value stack: clearing the frame releases exactly the locals.
     a.mov(Emitter::frame_d(layout::kFrameStackTop), code_->co_nlocalsplus);
-    a.bind(exit_suspend_);   // a yield has set stacktop to the values it keeps
-    a.inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
-    a.bind(exit_unlinked_);
-    a.mov(x86::rcx, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));
-    a.mov(x86::rax, Emitter::frame_q(layout::kFramePrevious));
-    a.mov(x86::qword_ptr(x86::rcx, layout::kCFrameCurrentFrame), x86::rax);
+    if (frame_emit::kExitClearsFrame) {
+        // 3.12+: the frame evaluator's exit clears and pops the frame (a
+        // generator's: marks it cleared); a yield only unlinks it.
+        frame_emit::leave_recursion(em_);
+        a.bind(exit_unlinked_);
+        frame_emit::unlink(em_);
+        frame_emit::clear_and_pop(em_);
+        a.jmp(exit_restore_);
+        a.bind(exit_suspend_);   // a yield has set stacktop to the values it keeps
+        frame_emit::leave_recursion(em_);
+        frame_emit::unlink(em_);
+        a.mov(Emitter::frame_q(layout::kFramePrevious), 0);
+    } else {
+        a.bind(exit_suspend_);   // a yield has set stacktop to the values it keeps
+        frame_emit::leave_recursion(em_);
+        a.bind(exit_unlinked_);
+        frame_emit::unlink(em_);
+    }
     a.bind(exit_restore_);
     a.mov(x86::rax, x86::r14);
     a.add(x86::rsp, 8 + (tier_ ? tier_->shadow_bytes() : 0));
@@ -564,9 +576,7 @@ void Compiler::eval_breaker_check(int unit, int lookup_unit)
         a.jnz(error_exit_at(unit, depth, Raise::Error, lookup_unit));
         a.jmp(back);
     });
-    em_.load_address(x86::rax, pyj_eval_breaker_address());
-    a.cmp(x86::dword_ptr(x86::rax), 0);
-    a.jne(pending);
+    frame_emit::eval_breaker_check(em_, pending);
     a.bind(back);
 }
 
@@ -587,7 +597,10 @@ void Compiler::jump_to(int target_unit) { jump_to(target_unit, *cur_); }
 void Compiler::jump_to(int target_unit, const Instr &jump)
 {
     if (opcode_jump_kind(jump.opcode) == REL_BACKWARD && jump.opcode != JUMP_BACKWARD_NO_INTERRUPT) {
-        eval_breaker_check(jump.index, target_unit - 1);
+        // 3.11 checks after jumping (a handler is looked up for the target - 1);
+        // 3.13 before, at the jump itself.
+        constexpr bool kCheckBeforeJump = PY_VERSION_HEX >= 0x030D0000;
+        eval_breaker_check(jump.index, kCheckBeforeJump ? jump.index : target_unit - 1);
     }
     em_.as().jmp(label_for(target_unit));
 }
@@ -631,14 +644,9 @@ const Instr *Compiler::fusable_next() const
 void Compiler::visit_CACHE(const Instr &) {}
 void Compiler::visit_NOP(const Instr &) {}
 
-void Compiler::visit_RESUME(const Instr &ins)
-{
-    emit_warmup_tick();
-    if (ins.oparg < 2) eval_breaker_check();
-}
-
 void Compiler::emit_warmup_tick()
 {
+    if (kWarmupDelay == 0) return;   // nothing counted (3.13)
     auto &a = em_.as();
     Label warm = a.newLabel();
     em_.load_address(x86::rcx, warmup_);
@@ -659,12 +667,19 @@ void Compiler::emit_load_warm(const x86::Gp &dst32)
 
 void Compiler::visit_LOAD_FAST(const Instr &ins)
 {
+    // (3.13's compiler emits LOAD_FAST only where the local is bound, and
+    // LOAD_FAST_CHECK elsewhere; the check stays where the analysis cannot
+    // prove it, on both.)
+    emit_load_fast(ins, ins.oparg, !bound_.certain(bytecode_.instr_at(ins.start), ins.oparg));
+}
+
+void Compiler::emit_load_fast(const Instr &ins, int index, bool check)
+{
     auto &a = em_.as();
     int depth = this->depth();
-    int index = ins.oparg;
     int unit = ins.index;
     a.mov(x86::rax, em_.local(index));
-    if (!bound_.certain(bytecode_.instr_at(ins.start), index)) {
+    if (check) {
         Label unbound = em_.cold([this, index, depth, unit](Emitter &e) {
             e.set_prev_instr(unit);
             e.call<&rt::pyj_rt_unbound_local>(Lea(Emitter::frame_address()), index);
@@ -677,14 +692,19 @@ void Compiler::visit_LOAD_FAST(const Instr &ins)
     push(x86::rax);
 }
 
-void Compiler::visit_STORE_FAST(const Instr &ins)
+void Compiler::visit_STORE_FAST(const Instr &ins) { emit_store_fast(ins, ins.oparg); }
+
+void Compiler::emit_store_fast(const Instr &ins, int index)
 {
     auto &a = em_.as();
     pop_to(x86::rax);
-    a.mov(x86::rdi, em_.local(ins.oparg));
-    a.mov(em_.local(ins.oparg), x86::rax);
+    a.mov(x86::rdi, em_.local(index));
+    a.mov(em_.local(index), x86::rax);
     // (the old value's __del__ may look at this frame: prev_instr on that path)
-    if (bound_.certain(bytecode_.instr_at(ins.start), ins.oparg)) {
+    // The bound-locals analysis knows 3.11's opcodes only: on 3.13 (where
+    // LOAD_FAST_AND_CLEAR empties locals) the old value may always be NULL.
+    constexpr bool kTrustBoundLocals = PY_VERSION_HEX < 0x030D0000;
+    if (kTrustBoundLocals && bound_.certain(bytecode_.instr_at(ins.start), index)) {
         em_.decref(x86::rdi, ins.index);
     } else {
         em_.xdecref(x86::rdi, ins.index);
@@ -732,11 +752,6 @@ void Compiler::visit_BINARY_OP(const Instr &ins)
     emit_binary_op(*this, ins.oparg);
 }
 
-void Compiler::visit_COMPARE_OP(const Instr &ins)
-{
-    if (ins.oparg < Py_LT || ins.oparg > Py_GE) unsupported(ins);
-    emit_compare_op(*this, ins.oparg);
-}
 
 // POP_JUMP_{FORWARD,BACKWARD}_IF_{TRUE,FALSE}: True/False are tested by
 // identity, anything else through PyObject_IsTrue, as the interpreter does.
@@ -830,17 +845,6 @@ void Compiler::jump_or_pop(const Instr &ins, bool jump_when_true)
     a.bind(done);
     drop(1);
 }
-
-void Compiler::visit_POP_JUMP_FORWARD_IF_FALSE(const Instr &ins) { pop_jump_if_bool(ins, false); }
-void Compiler::visit_POP_JUMP_FORWARD_IF_TRUE(const Instr &ins) { pop_jump_if_bool(ins, true); }
-void Compiler::visit_POP_JUMP_BACKWARD_IF_FALSE(const Instr &ins) { pop_jump_if_bool(ins, false); }
-void Compiler::visit_POP_JUMP_BACKWARD_IF_TRUE(const Instr &ins) { pop_jump_if_bool(ins, true); }
-void Compiler::visit_POP_JUMP_FORWARD_IF_NONE(const Instr &ins) { pop_jump_if_none(ins, true); }
-void Compiler::visit_POP_JUMP_FORWARD_IF_NOT_NONE(const Instr &ins) { pop_jump_if_none(ins, false); }
-void Compiler::visit_POP_JUMP_BACKWARD_IF_NONE(const Instr &ins) { pop_jump_if_none(ins, true); }
-void Compiler::visit_POP_JUMP_BACKWARD_IF_NOT_NONE(const Instr &ins) { pop_jump_if_none(ins, false); }
-void Compiler::visit_JUMP_IF_FALSE_OR_POP(const Instr &ins) { jump_or_pop(ins, false); }
-void Compiler::visit_JUMP_IF_TRUE_OR_POP(const Instr &ins) { jump_or_pop(ins, true); }
 
 void Compiler::visit_JUMP_FORWARD(const Instr &ins) { jump_to(ins.target); }
 void Compiler::visit_JUMP_BACKWARD(const Instr &ins)

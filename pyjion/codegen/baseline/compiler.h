@@ -1,6 +1,8 @@
-// The single-pass baseline compiler: one visit_<OPCODE> method per CPython
-// 3.11 opcode, declared and dispatched from opcodes.def, so an opcode without
-// a visitor fails to build.
+// The single-pass baseline compiler: one visit_<OPCODE> method per opcode of
+// the CPython built against (3.11 or 3.13), declared and dispatched from
+// opcodes.def, so an opcode without a visitor fails to build. Visitors of
+// opcodes whose meaning both versions share are in baseline/; the others in
+// py311/ and py313/ (only the running version's folder is compiled).
 #pragma once
 
 #include <asmjit/x86.h>
@@ -202,8 +204,9 @@ public:
     void stack_pointer_to(const x86::Gp &reg) { em_.as().lea(reg, em_.stack(frame_.depth())); }
     void grow(int n) { frame_.grow(n); }        // model only: slots written by a helper
 
-    // Sets prev_instr to the current instruction (before anything that can raise,
-    // call out, or run arbitrary code through a deallocation).
+    // Sets the frame's instruction pointer (3.11 prev_instr, 3.13 instr_ptr)
+    // to the current instruction (before anything that can raise, call out,
+    // or run arbitrary code through a deallocation).
     void set_prev_instr() { em_.set_prev_instr(cur_->index); }
 
     // The error exit for the current instruction with `depth` values left on the
@@ -240,8 +243,9 @@ public:
     // 3.11 specialises a code object's instructions once it has run 8 RESUMEs
     // and backward jumps ("warm-up"); calls to C functions count a recursion
     // level before that and not after. Machine code keeps the same count so
-    // the C calls it makes count exactly as the interpreter's would.
-    static constexpr uint64_t kWarmupDelay = QUICKENING_WARMUP_DELAY;
+    // the C calls it makes count exactly as the interpreter's would. (3.13
+    // counts per instruction and every C call the same: 0, always warm.)
+    static constexpr uint64_t kWarmupDelay = layout::kWarmupDelay;
     void emit_warmup_tick();
     // eax = 1 if this code object is warm, else 0. Clobbers rcx.
     void emit_load_warm(const x86::Gp &dst32);
@@ -258,6 +262,10 @@ public:
     std::vector<std::unique_ptr<SiteData>> take_site_data() { return std::move(site_data_); }
 
 private:
+    // LOAD_FAST / STORE_FAST of local `index` for the instruction `ins`
+    // (the fused local accesses of 3.13 make several).
+    void emit_load_fast(const Instr &ins, int index, bool check);
+    void emit_store_fast(const Instr &ins, int index);
     void pop_jump_if_bool(const Instr &ins, bool jump_when_true);
     void pop_jump_if_none(const Instr &ins, bool jump_when_none);
     void jump_or_pop(const Instr &ins, bool jump_when_true);

@@ -301,11 +301,17 @@ void jump_if_float_cmp(x86::Assembler &a, int op, const Label &target)
     a.bind(skip);
 }
 
+#if PY_VERSION_HEX >= 0x030D0000
+bool is_bool_jump(int opcode) { return opcode == POP_JUMP_IF_FALSE || opcode == POP_JUMP_IF_TRUE; }
+bool is_jump_if_true(int opcode) { return opcode == POP_JUMP_IF_TRUE; }
+#else
 bool is_bool_jump(int opcode)
 {
     return opcode == POP_JUMP_FORWARD_IF_FALSE || opcode == POP_JUMP_FORWARD_IF_TRUE ||
            opcode == POP_JUMP_BACKWARD_IF_FALSE || opcode == POP_JUMP_BACKWARD_IF_TRUE;
 }
+bool is_jump_if_true(int opcode) { return opcode == POP_JUMP_FORWARD_IF_TRUE || opcode == POP_JUMP_BACKWARD_IF_TRUE; }
+#endif
 
 }  // namespace
 
@@ -315,7 +321,7 @@ void emit_compare_op(Compiler &c, int op)
     auto &em = c.em();
     const Instr *jump = c.fusable_next();
     if (jump != nullptr && !is_bool_jump(jump->opcode)) jump = nullptr;
-    bool jump_when_true = jump && (jump->opcode == POP_JUMP_FORWARD_IF_TRUE || jump->opcode == POP_JUMP_BACKWARD_IF_TRUE);
+    bool jump_when_true = jump && is_jump_if_true(jump->opcode);
 
     Label generic = a.newLabel(), not_int = a.newLabel(), is_true = a.newLabel(), is_false = a.newLabel();
     Label done = a.newLabel();

@@ -81,16 +81,5 @@ void Compiler::visit_BEFORE_WITH(const Instr &)
     grow(1);
 }
 
-// [orig, excs] -> [exception to raise, or None]
-void Compiler::visit_PREP_RERAISE_STAR(const Instr &)
-{
-    auto &a = as();
-    set_prev_instr();
-    em().call<&rt::pyj_rt_prep_reraise_star>(top(1), top(0));
-    a.mov(x86::r14, x86::rax);
-    release_top(2);
-    jump_if_error_zero(x86::r14, depth());
-    push(x86::r14);
-}
 
 }  // namespace pyjion

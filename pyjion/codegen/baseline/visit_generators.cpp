@@ -8,6 +8,8 @@
 #include "codegen_api.h"
 #include "front/opcodes.h"
 #include "runtime/runtime.h"
+#include "runtime/helpers.h"
+#include "machine/frame_emit.h"
 
 namespace pyjion {
 
@@ -20,31 +22,19 @@ void Compiler::visit_RETURN_GENERATOR(const Instr &)
     grow(1);   // resuming pushes the sent value
 }
 
+// The frame keeps its values; its instruction pointer names the resume point
+// (3.11: this instruction; 3.13: the next one, as the interpreter leaves it).
 void Compiler::visit_YIELD_VALUE(const Instr &ins)
 {
     auto &a = as();
     pop_to(x86::r14);
-    a.mov(Emitter::frame_b(layout::kGenFrameStateFromFrame), layout::kFrameSuspended);
     a.mov(Emitter::frame_d(layout::kFrameStackTop), code()->co_nlocalsplus + depth());
-    set_prev_instr();
+    em().set_prev_instr(ins.index + 1 - layout::kResumeUnitBias);
+    frame_emit::suspend_generator(em(), ins.oparg);
     a.jmp(exit_suspend());
     grow(1);   // the resume pushes the sent value
 }
 
-void Compiler::visit_SEND(const Instr &ins)
-{
-    auto &a = as();
-    Label next = a.newLabel();
-    set_prev_instr();
-    em().call<&rt::pyj_rt_send>(Lea(em().stack(depth())), Emitter::tstate);
-    a.test(x86::eax, x86::eax);
-    a.js(error_exit(depth() - 1));
-    a.jz(next);
-    drop(1);
-    jump_to(ins.target);
-    grow(1);
-    a.bind(next);
-}
 
 void Compiler::visit_GET_YIELD_FROM_ITER(const Instr &)
 {
@@ -93,15 +83,5 @@ void Compiler::visit_BEFORE_ASYNC_WITH(const Instr &)
     grow(1);
 }
 
-void Compiler::visit_ASYNC_GEN_WRAP(const Instr &)
-{
-    auto &a = as();
-    set_prev_instr();
-    em().call<&rt::pyj_rt_async_gen_wrap>(top());
-    jump_if_error_zero(x86::rax, depth());
-    a.mov(x86::rdi, top());
-    a.mov(top(), x86::rax);
-    em().decref(x86::rdi);
-}
 
 }  // namespace pyjion

@@ -9,5 +9,9 @@
  * IMPORT_NAME skips calling it when builtins.__import__ is still this object. */
 PyObject *pyj_interp_import_func(PyThreadState *ts)
 {
+#if PY_VERSION_HEX >= 0x030C0000
+    return ts->interp->imports.import_func;
+#else
     return ts->interp->import_func;
+#endif
 }

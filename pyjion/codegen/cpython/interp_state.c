@@ -12,7 +12,11 @@
 
 const void *pyj_eval_breaker_address(void)
 {
+#if PY_VERSION_HEX >= 0x030D0000
+    return &PyThreadState_Get()->eval_breaker;
+#else
     return &PyInterpreterState_Get()->ceval.eval_breaker;
+#endif
 }
 
 PyObject *pyj_builtin_len(void)
@@ -47,7 +51,11 @@ Py_ssize_t pyj_interp_eval_frame_offset(void)
 
 int pyj_gil_drop_requested(PyThreadState *ts)
 {
+#if PY_VERSION_HEX >= 0x030D0000
+    return (_Py_atomic_load_uintptr_relaxed(&ts->eval_breaker) & _PY_GIL_DROP_REQUEST_BIT) != 0;
+#else
     return _Py_atomic_load_relaxed(&ts->interp->ceval.gil_drop_request) != 0;
+#endif
 }
 
 /* Takes the thread's pending asynchronous exception (PyThreadState_SetAsyncExc)
@@ -58,6 +66,11 @@ PyObject *pyj_take_async_exc(PyThreadState *ts)
     PyObject *exc = ts->async_exc;
     if (exc == NULL) return NULL;
     ts->async_exc = NULL;
+#if PY_VERSION_HEX >= 0x030D0000
+    /* 3.13 keeps the request in this thread's own eval_breaker. */
+    _Py_unset_eval_breaker_bit(ts, _PY_ASYNC_EXCEPTION_BIT);
+    return exc;
+#else
     PyInterpreterState *interp = ts->interp;
     struct _ceval_state *ceval2 = &interp->ceval;
     ceval2->pending.async_exc = 0;
@@ -68,6 +81,7 @@ PyObject *pyj_take_async_exc(PyThreadState *ts)
             (_Py_atomic_load_relaxed(&ceval2->pending.calls_to_do) && _Py_ThreadCanHandlePendingCalls()) |
             ceval2->pending.async_exc);
     return exc;
+#endif
 }
 
 PyObject *pyj_eval_frame(PyThreadState *ts, struct _PyInterpreterFrame *frame)

@@ -9,19 +9,30 @@ extern "C" {
 
 // Address of the interpreter's eval_breaker flag: non-zero when signals,
 // pending calls, a GIL drop request or an async exception need attention.
+// (3.11 only; 3.13's is per thread: machine/frame_emit.h checks it.)
 const void *pyj_eval_breaker_address(void);
 
 // Exported by libpython but declared only in pycore_ceval.h, which C++ cannot
 // include: the slow path of the recursion-limit check.
 int _Py_CheckRecursiveCall(PyThreadState *tstate, const char *where);
 
-// Counts one level of recursion depth as _Py_EnterRecursiveCallTstate does:
-// non-zero (RecursionError set, the level given back) when over the limit.
-// _Py_LeaveRecursiveCallTstate is `ts->recursion_remaining++`.
+// Counts one level of recursion depth as _Py_EnterRecursiveCallTstate does
+// around a call of C code: non-zero (RecursionError set, the level given
+// back) when over the limit. pyj_leave_recursive_call gives it back.
+// (3.11 counts one depth for all calls; 3.12+ count C calls apart.)
+#if PY_VERSION_HEX >= 0x030C0000
+static inline int pyj_enter_recursive_call(PyThreadState *ts, const char *where)
+{
+    return ts->c_recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, where);
+}
+static inline void pyj_leave_recursive_call(PyThreadState *ts) { ts->c_recursion_remaining++; }
+#else
 static inline int pyj_enter_recursive_call(PyThreadState *ts, const char *where)
 {
     return ts->recursion_remaining-- <= 0 && _Py_CheckRecursiveCall(ts, where);
 }
+static inline void pyj_leave_recursive_call(PyThreadState *ts) { ts->recursion_remaining++; }
+#endif
 
 // Looks a special method up on the type (the real function; the public header
 // maps the name to the _Py_Identifier variant).
@@ -33,7 +44,8 @@ PyObject *_PyObject_LookupSpecial(PyObject *self, PyObject *attr);
 PyObject *pyj_take_async_exc(PyThreadState *ts);
 
 // Runs a frame with the interpreter's frame evaluator: the PEP 523 hook if
-// one is installed, else _PyEval_EvalFrameDefault (3.11's _PyEval_EvalFrame).
+// one is installed, else _PyEval_EvalFrameDefault (_PyEval_EvalFrame). On
+// 3.12+ the evaluator clears and pops the frame when it returns.
 struct _PyInterpreterFrame;
 PyObject *pyj_eval_frame(PyThreadState *ts, struct _PyInterpreterFrame *frame);
 

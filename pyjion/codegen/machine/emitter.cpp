@@ -139,7 +139,7 @@ void Emitter::load_arg(const CallArg &arg, const ParamSlot &param)
 void Emitter::set_prev_instr(int unit_index)
 {
     a_.lea(x86::rax, x86::ptr(first_instr, unit_index * 2));
-    a_.mov(frame_q(layout::kFramePrevInstr), x86::rax);
+    a_.mov(frame_q(layout::kFrameInstr), x86::rax);
 }
 
 Label Emitter::cold(std::function<void(Emitter &)> body)

@@ -4,7 +4,7 @@
 //
 // Register plan (all callee-saved, so they survive helper calls):
 //   rbx  the _PyInterpreterFrame*      r12  the PyThreadState*
-//   r13  _PyCode_CODE(code), the base of prev_instr
+//   r13  _PyCode_CODE(code), the base of the frame's instruction pointer
 //   r14, r15  scratch values that must survive a call
 #pragma once
 
@@ -51,7 +51,8 @@ public:
     x86::Mem local(int index) const { return frame_q(layout::local_offset(index)); }
     x86::Mem stack(int slot) const { return local(nlocalsplus_ + slot); }   // slot 0 = bottom
 
-    // Reference counting (CPython 3.11: ob_refcnt at offset 0, no immortal objects)
+    // Reference counting (ob_refcnt at offset 0). 3.12+ objects may be
+    // immortal: a plain inc/dec of one never brings it to zero.
     void incref(const x86::Gp &obj);
     // May call _Py_Dealloc (clobbers caller-saved registers). With prev_unit,
     // prev_instr is set to that code unit first, only on the path that

@@ -4,6 +4,7 @@
 // the value the inline path would produce now is the very object the generic
 // operation produced, a cross-check against any case the analysis misjudges.
 #include "runtime/attr_cache.h"
+#include "runtime/cpython_api.h"
 
 #include <structmember.h>              // PyMemberDef, T_OBJECT_EX
 #include "internal/pycore_dict.h"      // PyDictKeysObject, DK_UNICODE_ENTRIES
@@ -35,7 +36,7 @@ Py_ssize_t shared_keys_index(PyDictKeysObject *keys, PyObject *name)
     for (Py_ssize_t i = 0; i < keys->dk_nentries; i++) {
         PyObject *k = entries[i].me_key;
         if (k == name) return i;
-        if (k != nullptr && PyUnicode_CheckExact(k) && PyObject_Hash(k) == hash && _PyUnicode_EQ(k, name)) {
+        if (k != nullptr && PyUnicode_CheckExact(k) && PyObject_Hash(k) == hash && pyj_unicode_eq(k, name)) {
             return i;   // (an exact str's hash cannot fail; it is cached in the object)
         }
     }
@@ -74,7 +75,7 @@ PyMemberDescrObject *plain_slot(PyObject *owner, PyObject *descr, bool store)
 PyObject *object_class_descr(PyObject *name)
 {
     static PyObject *dunder_class = PyUnicode_InternFromString("__class__");
-    if (dunder_class == nullptr || !_PyUnicode_EQ(name, dunder_class)) return nullptr;
+    if (dunder_class == nullptr || !pyj_unicode_eq(name, dunder_class)) return nullptr;
     return _PyType_Lookup(&PyBaseObject_Type, dunder_class);
 }
 

@@ -2,9 +2,10 @@
 // _PyEval_Vector: the callee's frame is pushed on the thread's data stack and
 // handed straight to the frame evaluator (the pyjion hook, which runs the
 // callee's machine code). CPython 3.11 does not export the functions that
-// push, clear and pop frames, so this file does their work itself, following
-// Python/ceval.c and Python/frame.c of 3.11. 3.11-specific: port with
-// frame_layout.h.
+// push, clear and pop frames, so py311/direct_call.cpp does their work
+// itself, following Python/ceval.c and Python/frame.c of 3.11. On 3.13
+// (py313/direct_call.cpp) calls take the generic path for now, and
+// vectorcall() is the compiled functions' entry (_PyEval_Vector's work).
 #pragma once
 
 #include "codegen_api.h"
@@ -92,9 +93,17 @@ PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObj
 // alike (a test reads it).
 uint64_t vectorcall_calls();
 
+// CPython's own vectorcall of Python functions (_PyFunction_Vectorcall; not
+// exported by 3.13, which gives it to every new function: read off one).
+#if PY_VERSION_HEX >= 0x030D0000
+vectorcallfunc function_vectorcall();
+#else
+inline vectorcallfunc function_vectorcall() { return _PyFunction_Vectorcall; }
+#endif
+
 // A function called as CPython calls a plain one: its vectorcall is
 // _PyFunction_Vectorcall or the one above.
-inline bool plain_vectorcall(vectorcallfunc vc) { return vc == _PyFunction_Vectorcall || vc == vectorcall; }
+inline bool plain_vectorcall(vectorcallfunc vc) { return vc == function_vectorcall() || vc == vectorcall; }
 
 // ---- the direct-call stub (direct_call_emit.cpp) and its runtime pieces ----
 

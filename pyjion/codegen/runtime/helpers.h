@@ -12,6 +12,11 @@
 #include "runtime/runtime_objects.h"
 #include "runtime/runtime_slots.h"
 #include "runtime/unboxed.h"
+#if PY_VERSION_HEX >= 0x030D0000
+#include "py313/runtime313.h"
+#else
+#include "py311/runtime311.h"
+#endif
 
 namespace pyjion {
 

@@ -6,6 +6,8 @@
 #include <Python.h>
 #include <cstdint>
 
+#include "cpython/object_layout.h"   // _Py_CODEUNIT
+
 struct _PyInterpreterFrame;
 
 namespace pyjion {

@@ -1,4 +1,5 @@
 #include "runtime/runtime.h"
+#include "runtime/cpython_api.h"
 
 #include "runtime/direct_call.h"
 #include "cpython/interp_state.h"
@@ -31,7 +32,7 @@ int pyj_rt_concat_into_local(PyObject **local, PyObject *left, PyObject *right)
 // LOAD_FAST of a local that holds no value.
 void pyj_rt_unbound_local(_PyInterpreterFrame *frame, int index)
 {
-    PyObject *name = PyTuple_GetItem(frame->f_code->co_localsplusnames, index);
+    PyObject *name = PyTuple_GetItem(layout::frame_code(frame)->co_localsplusnames, index);
     if (name == nullptr) return;
     PyErr_Format(PyExc_UnboundLocalError,
                  "cannot access local variable '%U' where it is not associated with a value", name);
@@ -43,6 +44,10 @@ void pyj_rt_unbound_local(_PyInterpreterFrame *frame, int index)
 // exception set, as the interpreter's eval_frame_handle_pending does.
 int pyj_rt_eval_breaker(PyThreadState *ts)
 {
+#if PY_VERSION_HEX >= 0x030D0000
+    // 3.13 exports the interpreter's own (the scheduled collection included).
+    return _Py_HandlePending(ts);
+#endif
     if (Py_MakePendingCalls() < 0) return -1;
     if (pyj_gil_drop_requested(ts)) {
         PyEval_SaveThread();        // drop_gil() waits for the requesting thread to take it
@@ -68,11 +73,17 @@ int pyj_rt_eval_breaker(PyThreadState *ts)
 // exported).
 void pyj_rt_sync_warmup(_PyInterpreterFrame *frame, const uint64_t *count)
 {
+#if PY_VERSION_HEX < 0x030D0000
     PyCodeObject *code = frame->f_code;
     if (code->co_warmup == 0) return;   // quickened already
     constexpr int delay = QUICKENING_WARMUP_DELAY;   // Compiler::kWarmupDelay
     int want = *count >= delay ? -1 : static_cast<int>(*count) - delay;
     if (want > code->co_warmup) code->co_warmup = want;
+#else
+    // 3.13 warms each instruction up on its own counter: nothing to pass on.
+    (void)frame;
+    (void)count;
+#endif
 }
 
 PyObject *pyj_rt_interpret(PyThreadState *ts, _PyInterpreterFrame *frame, int throwflag)
@@ -109,7 +120,7 @@ const char *debug_slot_problem(PyObject *value, model::SlotKind kind, PyCodeObje
 // stderr, and abort.
 void pyj_rt_debug_check_frame(_PyInterpreterFrame *frame, const model::Snapshot *expected)
 {
-    PyCodeObject *code = frame->f_code;
+    PyCodeObject *code = layout::frame_code(frame);
     auto fail = [&](const char *what, int index, int count, const char *problem, model::SlotKind kind) {
         fprintf(stderr, "pyjion: %s %d of %d (modelled %s) %s before offset %d of %s\n", what, index, count,
                 kind.describe().c_str(), problem, expected->unit * 2, PyUnicode_AsUTF8(code->co_qualname));

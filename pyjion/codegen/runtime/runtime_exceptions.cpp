@@ -4,6 +4,7 @@
 #include "runtime/runtime.h"
 
 #include "cpython/interp_state.h"
+#include "runtime/cpython_api.h"
 
 namespace pyjion::rt {
 
@@ -23,6 +24,18 @@ void add_traceback(_PyInterpreterFrame *frame)
     if (f != nullptr) PyTraceBack_Here(f);
 }
 
+#if PY_VERSION_HEX >= 0x030D0000
+// 3.13 reports exceptions to sys.monitoring (settrace and setprofile are
+// built on it): the RAISE event for this frame's instruction (the exported
+// emitter returns at once when no tool listens for it). The PY_UNWIND event
+// has no exported emitter: not reported from machine code.
+void trace_exception(PyThreadState *ts, _PyInterpreterFrame *frame)
+{
+    _PyEval_MonitorRaise(ts, frame, frame->instr_ptr);
+}
+
+void trace_unwind(PyThreadState *, _PyInterpreterFrame *) {}
+#else
 // ceval's call_trace for this (current, compiled) frame: the tracer runs with
 // tracing off and f_lineno set for the duration of the call.
 int call_trace(PyThreadState *ts, _PyInterpreterFrame *frame, Py_tracefunc func, PyObject *obj, int what,
@@ -86,12 +99,14 @@ void trace_unwind(PyThreadState *ts, _PyInterpreterFrame *frame)
     PyErr_Restore(type, value, tb);
 }
 
+#endif
+
 void ensure_exception()
 {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "error return without exception set");
 }
 
-PyObject **stack_base(_PyInterpreterFrame *frame) { return frame->localsplus + frame->f_code->co_nlocalsplus; }
+PyObject **stack_base(_PyInterpreterFrame *frame) { return frame->localsplus + layout::frame_code(frame)->co_nlocalsplus; }
 
 void pop_to(_PyInterpreterFrame *frame, int depth, int level)
 {
@@ -288,7 +303,7 @@ int pyj_rt_reraise(_PyInterpreterFrame *frame, PyObject **sp, int oparg)
             PyErr_SetString(PyExc_SystemError, "lasti is not an int");
             return -1;
         }
-        frame->prev_instr = _PyCode_CODE(frame->f_code) + PyLong_AsLong(lasti);
+        layout::set_frame_unit(frame, static_cast<int>(PyLong_AsLong(lasti)));
     }
     PyObject *value = sp[-1];
     PyObject *type = Py_NewRef(PyExceptionInstance_Class(value));

@@ -4,14 +4,15 @@
 #include "runtime/direct_call.h"
 #include "cpython/interp_state.h"
 #include "front/opcodes.h"
+#include "runtime/cpython_api.h"
 
 namespace pyjion::rt {
 
 // The generator frame's prev_instr is at no resume point of the machine code.
 void pyj_rt_bad_resume(_PyInterpreterFrame *frame)
 {
-    PyErr_Format(PyExc_SystemError, "pyjion: cannot resume %U at offset %d", frame->f_code->co_qualname,
-                 _PyInterpreterFrame_LASTI(frame) * 2);
+    PyErr_Format(PyExc_SystemError, "pyjion: cannot resume %U at offset %d", layout::frame_code(frame)->co_qualname,
+                 layout::frame_unit(frame) * 2);
 }
 
 // SEND: [receiver, value] -> [receiver, yielded] (0), or [returned] (1, jump),
@@ -64,7 +65,8 @@ bool is_coroutine(PyObject *o)
     if (PyCoro_CheckExact(o)) return true;
     // A generator decorated with types.coroutine.
     return PyGen_CheckExact(o) &&
-           (reinterpret_cast<PyCodeObject *>(reinterpret_cast<PyGenObject *>(o)->gi_code)->co_flags &
+           (layout::frame_code(reinterpret_cast<_PyInterpreterFrame *>(reinterpret_cast<PyGenObject *>(o)->gi_iframe))
+                ->co_flags &
             CO_ITERABLE_COROUTINE);
 }
 
@@ -98,18 +100,27 @@ PyObject *awaitable_iter(PyObject *o)
 // after its current one is RESUME with oparg >= 2.
 bool coroutine_is_awaiting(PyObject *coro)
 {
+#if PY_VERSION_HEX >= 0x030D0000
+    // What it awaits (the value below the top of its stack while suspended in one).
+    PyObject *yf = _PyGen_yf(reinterpret_cast<PyGenObject *>(coro));
+    Py_XDECREF(yf);
+    return yf != nullptr;
+#else
     auto *gen = reinterpret_cast<PyGenObject *>(coro);
     if (gen->gi_frame_state >= FRAME_CLEARED || gen->gi_frame_state == FRAME_CREATED) return false;
     auto *frame = reinterpret_cast<_PyInterpreterFrame *>(gen->gi_iframe);
     _Py_CODEUNIT next = frame->prev_instr[1];
     int op = _Py_OPCODE(next);
     return (op == RESUME || op == RESUME_QUICK) && _Py_OPARG(next) >= 2;
+#endif
 }
 
+#if PY_VERSION_HEX < 0x030D0000
 struct WrappedValue {   // the layout of async generators' value wrapper
     PyObject_HEAD
     PyObject *value;
 };
+#endif
 
 }  // namespace
 
@@ -206,6 +217,7 @@ int pyj_rt_before_async_with(PyObject **sp) { return enter_context(sp, true); }
 
 // ASYNC_GEN_WRAP: wraps a value an async generator yields, so its asend()
 // can tell a yield from an await.
+#if PY_VERSION_HEX < 0x030D0000
 PyObject *pyj_rt_async_gen_wrap(PyObject *value)
 {
     WrappedValue *w = PyObject_GC_New(WrappedValue, &_PyAsyncGenWrappedValue_Type);
@@ -214,5 +226,6 @@ PyObject *pyj_rt_async_gen_wrap(PyObject *value)
     PyObject_GC_Track(w);
     return reinterpret_cast<PyObject *>(w);
 }
+#endif
 
 }  // namespace pyjion::rt

@@ -2,6 +2,7 @@
 // follows the semantics of the corresponding opcode in CPython 3.11's
 // Python/ceval.c (lookup order, fast and slow paths, exception types and
 // messages), written against exported API only. See runtime_names.h.
+#include "runtime/cpython_api.h"
 #include "runtime/runtime_names.h"
 
 #include <frameobject.h>   // PyFrame_FastToLocalsWithError, PyFrame_LocalsToFast
@@ -262,14 +263,14 @@ PyObject *import_name(PyThreadState *ts, _PyInterpreterFrame *frame, PyObject *n
     PyObject *locals = frame->f_locals != nullptr ? frame->f_locals : Py_None;
     if (import_func == pyj_interp_import_func(ts)) {
         // builtins.__import__ is the interpreter's own: skip the call.
-        int ilevel = _PyLong_AsInt(level);
+        int ilevel = pyj_long_as_int(level);
         if (ilevel == -1 && PyErr_Occurred()) return nullptr;
         return PyImport_ImportModuleLevelObject(name, frame->f_globals, locals, fromlist, ilevel);
     }
     // A replaced __import__ gets the five arguments positionally.
     Py_INCREF(import_func);
     PyObject *args[5] = {name, frame->f_globals, locals, fromlist, level};
-    PyObject *res = _PyObject_FastCall(import_func, args, 5);
+    PyObject *res = PyObject_Vectorcall(import_func, args, 5, nullptr);
     Py_DECREF(import_func);
     return res;
 }
@@ -288,7 +289,7 @@ PyObject *pyj_import_name(PyThreadState *ts, _PyInterpreterFrame *frame, PyObjec
 PyObject *pyj_import_from(PyObject *from, PyObject *name)
 {
     PyObject *x;
-    if (_PyObject_LookupAttr(from, name, &x) != 0) return x;   // found, or an error other than AttributeError
+    if (pyj_lookup_attr(from, name, &x) != 0) return x;   // found, or an error other than AttributeError
 
     // Perhaps a circular relative import: the submodule may already be in sys.modules.
     Names *n = names();
@@ -328,7 +329,7 @@ PyObject *pyj_import_from(PyObject *from, PyObject *name)
         PyErr_SetImportError(errmsg, pkgname, nullptr);   // copes with a NULL errmsg or pkgname
     } else {
         PyObject *spec = PyObject_GetAttr(from, n->spec);
-        const char *fmt = _PyModuleSpec_IsInitializing(spec)
+        const char *fmt = pyj_spec_is_initializing(spec)
                               ? "cannot import name %R from partially initialized module %R "
                                 "(most likely due to a circular import) (%S)"
                               : "cannot import name %R from %R (%S)";
@@ -342,6 +343,7 @@ PyObject *pyj_import_from(PyObject *from, PyObject *name)
     return nullptr;
 }
 
+#if PY_VERSION_HEX < 0x030D0000   // 3.13: CALL_INTRINSIC_1 (IMPORT_STAR)
 namespace {
 
 // ceval.c's import_all_from: binds every public name of `from` in `locals`.
@@ -351,10 +353,10 @@ int import_all_from(PyObject *locals, PyObject *from)
     if (n == nullptr) return -1;
     PyObject *all;
     bool skip_leading_underscores = false;
-    if (_PyObject_LookupAttr(from, n->all, &all) < 0) return -1;
+    if (pyj_lookup_attr(from, n->all, &all) < 0) return -1;
     if (all == nullptr) {
         PyObject *dict;
-        if (_PyObject_LookupAttr(from, n->dict, &dict) < 0) return -1;
+        if (pyj_lookup_attr(from, n->dict, &dict) < 0) return -1;
         if (dict == nullptr) {
             PyErr_SetString(PyExc_ImportError, "from-import-* object has no __dict__ and no __all__");
             return -1;
@@ -426,7 +428,7 @@ int pyj_import_star(_PyInterpreterFrame *frame, PyObject *from)
     // f_locals to exist; otherwise go through the frame object's exported
     // equivalents, which do the same to this (current) frame.
     PyFrameObject *fobj = nullptr;
-    if (frame->f_code->co_nlocalsplus == 0) {
+    if (layout::frame_code(frame)->co_nlocalsplus == 0) {
         if (frame->f_locals == nullptr) {
             frame->f_locals = PyDict_New();
             if (frame->f_locals == nullptr) {
@@ -457,6 +459,7 @@ int pyj_import_star(_PyInterpreterFrame *frame, PyObject *from)
     Py_DECREF(from);
     return err != 0 ? -1 : 0;
 }
+#endif
 
 // ---- class bodies, annotations, the REPL -------------------------------------------
 
@@ -505,6 +508,7 @@ int pyj_setup_annotations(_PyInterpreterFrame *frame)
     return err != 0 ? -1 : 0;
 }
 
+#if PY_VERSION_HEX < 0x030D0000   // 3.13: CALL_INTRINSIC_1 (PRINT)
 int pyj_print_expr(PyThreadState *ts, PyObject *value)
 {
     Names *n = names();
@@ -524,24 +528,30 @@ int pyj_print_expr(PyThreadState *ts, PyObject *value)
     Py_DECREF(res);
     return 0;
 }
+#endif
 
 // ---- cells -----------------------------------------------------------------------
 
 void pyj_unbound_deref(_PyInterpreterFrame *frame, int index)
 {
     if (PyErr_Occurred()) return;   // do not stomp an exception already set
-    PyCodeObject *co = frame->f_code;
+    PyCodeObject *co = layout::frame_code(frame);
+#if PY_VERSION_HEX >= 0x030D0000
+    _PyEval_FormatExcUnbound(PyThreadState_Get(), co, index);
+#else
     PyObject *name = PyTuple_GET_ITEM(co->co_localsplusnames, index);
     if (index < co->co_nplaincellvars + co->co_nlocals) {
         format_exc_check_arg(PyExc_UnboundLocalError, kUnboundLocalMsg, name);
     } else {
         format_exc_check_arg(PyExc_NameError, kUnboundFreeMsg, name);
     }
+#endif
 }
 
+#if PY_VERSION_HEX < 0x030D0000   // 3.13: LOAD_FROM_DICT_OR_DEREF
 PyObject *pyj_load_classderef(_PyInterpreterFrame *frame, int index)
 {
-    PyObject *name = PyTuple_GET_ITEM(frame->f_code->co_localsplusnames, index);
+    PyObject *name = PyTuple_GET_ITEM(layout::frame_code(frame)->co_localsplusnames, index);
     if (frame->f_locals == nullptr) {
         // Only class bodies use LOAD_CLASSDEREF, and they always have locals (the
         // interpreter merely asserts it); fail cleanly rather than crash.
@@ -559,6 +569,7 @@ PyObject *pyj_load_classderef(_PyInterpreterFrame *frame, int index)
     Py_INCREF(v);
     return v;
 }
+#endif
 
 int pyj_make_cell(_PyInterpreterFrame *frame, int index)
 {

@@ -12,7 +12,7 @@
 #pragma once
 
 #include <Python.h>
-#include <internal/pycore_frame.h>
+#include "cpython/object_layout.h"   // _PyInterpreterFrame
 
 namespace pyjion {
 

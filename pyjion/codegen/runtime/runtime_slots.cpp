@@ -1,4 +1,5 @@
 #include "runtime/runtime_slots.h"
+#include "runtime/cpython_api.h"
 
 #include "front/opcodes.h"
 #include "runtime/runtime.h"
@@ -12,9 +13,9 @@ inline int finish(PyObject **sp, PyObject *result, PyThreadState *ts)
 {
     if (result == nullptr) return -1;
     sp[0] = result;
-    // __add__, __getitem__ & co. may have turned tracing on (cframe is
-    // public in 3.11's cpython/pystate.h)
-    return ts->cframe->use_tracing != 0;
+    // __add__, __getitem__ & co. may have turned tracing on (the current
+    // frame is the compiled one)
+    return layout::tracing_active(ts, layout::frame_code(layout::current_frame(ts)));
 }
 
 template <PyObject *(*F)(PyObject *, PyObject *)>

@@ -156,7 +156,7 @@ void emit_stub(Emitter &em, int nargs)
     a.mov(x86::dword_ptr(x86::r10, layout::kFrameStackTop), x86::eax);
     a.mov(x86::qword_ptr(x86::r10, kFrameObj), 0);
     a.lea(x86::r11, x86::ptr(x86::rcx, static_cast<int32_t>(offsetof(PyCodeObject, co_code_adaptive)) - 2));
-    a.mov(x86::qword_ptr(x86::r10, layout::kFramePrevInstr), x86::r11);
+    a.mov(x86::qword_ptr(x86::r10, layout::kFrameInstr), x86::r11);
     a.mov(x86::byte_ptr(x86::r10, layout::kFrameIsEntry), 0);
     a.mov(x86::byte_ptr(x86::r10, kFrameOwner), FRAME_OWNED_BY_THREAD);
     // localsplus[0 .. edx) = the arguments; the rest (eax slots in all) NULL.
@@ -197,7 +197,7 @@ void emit_stub(Emitter &em, int nargs)
     // interpreter.
     a.inc(x86::qword_ptr(x86::r9, offsetof(PyjionCodeView, calls)));
     a.mov(x86::rax, x86::qword_ptr(x86::rsp));
-    a.mov(Emitter::frame_q(layout::kFramePrevInstr), x86::rax);
+    a.mov(Emitter::frame_q(layout::kFrameInstr), x86::rax);
     a.mov(x86::r15, x86::r10);
     a.mov(x86::rdi, Emitter::tstate);
     a.mov(x86::rsi, x86::r10);

@@ -147,37 +147,6 @@ PyObject *call_at_site(PyObject **base, int oparg_warm, CallCache *site, _PyInte
     return call_impl(base, oparg_warm, nullptr, site, frame, py_call_instr, ts);
 }
 
-// The TypeErrors CALL_FUNCTION_EX and DICT_MERGE raise about ** arguments.
-void format_kwargs_error(PyObject *func, PyObject *kwargs)
-{
-    if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
-        // _PyDict_MergeEx looked for .keys() on something that is not a mapping
-        PyErr_Clear();
-        PyObject *fs = _PyObject_FunctionStr(func);
-        if (fs != nullptr) {
-            PyErr_Format(PyExc_TypeError, "%U argument after ** must be a mapping, not %.200s", fs,
-                         Py_TYPE(kwargs)->tp_name);
-            Py_DECREF(fs);
-        }
-        return;
-    }
-    if (!PyErr_ExceptionMatches(PyExc_KeyError)) return;
-    PyObject *type, *value, *tb;
-    PyErr_Fetch(&type, &value, &tb);
-    if (value != nullptr && PyTuple_Check(value) && PyTuple_GET_SIZE(value) == 1) {
-        PyObject *fs = _PyObject_FunctionStr(func);
-        if (fs != nullptr) {
-            PyErr_Format(PyExc_TypeError, "%U got multiple values for keyword argument '%S'", fs,
-                         PyTuple_GET_ITEM(value, 0));
-            Py_DECREF(fs);
-        }
-        Py_XDECREF(type);
-        Py_XDECREF(value);
-        Py_XDECREF(tb);
-    } else {
-        PyErr_Restore(type, value, tb);
-    }
-}
 
 // CALL_FUNCTION_EX: base points at [NULL, func, callargs, kwargs?]. Consumes all.
 PyObject *call_function_ex(PyObject **base, int has_kwargs)

@@ -1,0 +1,29 @@
+// C helpers behind CPython 3.13's frame bookkeeping (py313/frame_emit.cpp)
+// and the runtime's frame handling there.
+#pragma once
+
+#include "cpython/frame_layout.h"
+
+// Exported (PyAPI, internal/pycore_ceval.h, which C++ cannot include): what
+// the interpreter does to a frame that returns or raises out: unlinked
+// already, its references released (a frame object takes its data over) and
+// popped off the data stack; a generator's is marked cleared and its
+// exception state given back.
+extern "C" PyAPI_FUNC(void) _PyEval_FrameClearAndPop(PyThreadState *tstate, _PyInterpreterFrame *frame);
+
+namespace pyjion::py313 {
+
+// C stack units a frame evaluator's entry counts (the interpreter's own
+// PY_EVAL_C_STACK_UNITS, private to ceval.c).
+constexpr int kCStackUnits = 2;
+
+// The slow path of a frame's entry count (py313/frame_emit.cpp): both
+// counters already taken. 0: go on (within the headroom an error handler
+// gets); -1: RecursionError set and both counters given back.
+int recursion_overflow(PyThreadState *ts);
+
+// YIELD_VALUE: the generator owning `frame` suspended (oparg 1: inside a
+// yield from / await), the exception state handed back to the caller.
+void suspend_generator(PyThreadState *ts, _PyInterpreterFrame *frame, int oparg);
+
+}  // namespace pyjion::py313

@@ -1,0 +1,284 @@
+// CPython 3.13's opcode helpers (py313/runtime313.h), after Python/bytecodes.c.
+#include "py313/runtime313.h"
+
+#include "py313/capi.h"
+
+namespace pyjion::rt313 {
+
+namespace {
+const char kNameError[] = "name '%.200s' is not defined";
+}  // namespace
+
+PyObject *to_bool(PyObject *value)
+{
+    int truth = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    if (truth < 0) return nullptr;
+    return Py_NewRef(truth ? Py_True : Py_False);
+}
+
+PyObject *result_to_bool(PyObject *value) { return to_bool(value); }
+
+PyObject *load_global(PyThreadState *ts, _PyInterpreterFrame *frame, PyObject *name)
+{
+    PyObject *res = nullptr;
+    // PyMapping_GetOptionalItem takes a dict's own path for exact dicts.
+    if (PyMapping_GetOptionalItem(frame->f_globals, name, &res) < 0) return nullptr;
+    if (res != nullptr) return res;
+    if (PyMapping_GetOptionalItem(frame->f_builtins, name, &res) < 0) return nullptr;
+    if (res == nullptr) _PyEval_FormatExcCheckArg(ts, PyExc_NameError, kNameError, name);
+    return res;
+}
+
+int load_attr(PyObject **sp, PyObject *name, int method)
+{
+    PyObject *owner = sp[-1];
+    if (method) {
+        PyObject *meth = nullptr;
+        if (_PyObject_GetMethod(owner, name, &meth)) {
+            sp[-1] = meth;   // [meth, self]: the owner's reference becomes self's
+            sp[0] = owner;
+            return 0;
+        }
+        Py_DECREF(owner);
+        sp[-1] = meth;
+        sp[0] = nullptr;
+        return meth == nullptr ? -1 : 0;
+    }
+    PyObject *attr = PyObject_GetAttr(owner, name);
+    Py_DECREF(owner);
+    sp[-1] = attr;
+    return attr == nullptr ? -1 : 0;
+}
+
+int store_attr(PyObject **sp, PyObject *name)
+{
+    PyObject *owner = sp[-1], *value = sp[-2];
+    int err = PyObject_SetAttr(owner, name, value);
+    Py_DECREF(value);
+    Py_DECREF(owner);
+    return err;
+}
+
+PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
+{
+    PyObject *callable = base[0];
+    PyObject **args = base + 2;
+    int total = oparg;
+    if (base[1] != nullptr) {
+        args--;
+        total++;
+    } else if (Py_TYPE(callable) == &PyMethod_Type) {
+        // A bound method: its function called with self first.
+        args--;
+        total++;
+        auto *bound = reinterpret_cast<PyMethodObject *>(callable);
+        args[0] = Py_NewRef(bound->im_self);
+        base[0] = Py_NewRef(bound->im_func);
+        Py_DECREF(callable);
+        callable = base[0];
+    }
+    Py_ssize_t positional = total - (kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0);
+    PyObject *res = PyObject_Vectorcall(callable, args, static_cast<size_t>(positional) | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                        kwnames);
+    Py_XDECREF(kwnames);
+    Py_DECREF(callable);
+    for (int i = 0; i < total; i++) Py_DECREF(args[i]);
+    return res;
+}
+
+PyObject *call_function_ex(PyObject **base, int has_kwargs)
+{
+    PyObject *func = base[0], *callargs = base[2];
+    PyObject *kwargs = has_kwargs ? base[3] : nullptr;
+    PyObject *result = nullptr;
+    if (!PyTuple_CheckExact(callargs)) {
+        if (Py_TYPE(callargs)->tp_iter == nullptr && !PySequence_Check(callargs)) {
+            PyObject *funcstr = _PyObject_FunctionStr(func);
+            if (funcstr != nullptr) {
+                PyErr_Format(PyExc_TypeError, "%U argument after * must be an iterable, not %.200s", funcstr,
+                             Py_TYPE(callargs)->tp_name);
+                Py_DECREF(funcstr);
+            }
+            goto done;
+        }
+        PyObject *tuple = PySequence_Tuple(callargs);
+        if (tuple == nullptr) goto done;
+        Py_SETREF(base[2], tuple);
+        callargs = tuple;
+    }
+    result = PyObject_Call(func, callargs, kwargs);
+done:
+    Py_DECREF(func);
+    Py_XDECREF(base[1]);
+    Py_DECREF(base[2]);
+    Py_XDECREF(kwargs);
+    return result;
+}
+
+PyObject *make_function(_PyInterpreterFrame *frame, PyObject *code)
+{
+    PyObject *func = PyFunction_New(code, frame->f_globals);
+    Py_DECREF(code);
+    if (func == nullptr) return nullptr;
+    _PyFunction_SetVersion(reinterpret_cast<PyFunctionObject *>(func),
+                           reinterpret_cast<PyCodeObject *>(code)->co_version);
+    return func;
+}
+
+PyObject *intrinsic1(PyThreadState *ts, PyObject *value, int oparg)
+{
+    PyObject *res = _PyIntrinsics_UnaryFunctions[oparg].func(ts, value);
+    Py_DECREF(value);
+    return res;
+}
+
+PyObject *intrinsic2(PyThreadState *ts, PyObject *value2, PyObject *value1, int oparg)
+{
+    PyObject *res = _PyIntrinsics_BinaryFunctions[oparg].func(ts, value2, value1);
+    Py_DECREF(value2);
+    Py_DECREF(value1);
+    return res;
+}
+
+PyObject *binary_slice(PyObject *container, PyObject *start, PyObject *stop)
+{
+    PyObject *slice = PySlice_New(start, stop, nullptr);
+    Py_DECREF(start);
+    Py_DECREF(stop);
+    PyObject *res = slice != nullptr ? PyObject_GetItem(container, slice) : nullptr;
+    Py_XDECREF(slice);
+    Py_DECREF(container);
+    return res;
+}
+
+int store_slice(PyObject **sp)
+{
+    PyObject *v = sp[-4], *container = sp[-3], *start = sp[-2], *stop = sp[-1];
+    PyObject *slice = PySlice_New(start, stop, nullptr);
+    Py_DECREF(start);
+    Py_DECREF(stop);
+    int err = slice != nullptr ? PyObject_SetItem(container, slice, v) : -1;
+    Py_XDECREF(slice);
+    Py_DECREF(v);
+    Py_DECREF(container);
+    return err < 0 ? -1 : 0;
+}
+
+PyObject *convert_value(PyObject *value, int oparg)
+{
+    PyObject *res = _PyEval_ConversionFuncs[oparg](value);
+    Py_DECREF(value);
+    return res;
+}
+
+PyObject *format_simple(PyObject *value)
+{
+    if (PyUnicode_CheckExact(value)) return value;   // format(str) is the string itself
+    PyObject *res = PyObject_Format(value, nullptr);
+    Py_DECREF(value);
+    return res;
+}
+
+PyObject *format_with_spec(PyObject *value, PyObject *spec)
+{
+    PyObject *res = PyObject_Format(value, spec);
+    Py_DECREF(value);
+    Py_DECREF(spec);
+    return res;
+}
+
+PyObject *load_from_dict_or_globals(PyThreadState *ts, _PyInterpreterFrame *frame, PyObject *dict, PyObject *name)
+{
+    PyObject *v = nullptr;
+    if (PyMapping_GetOptionalItem(dict, name, &v) < 0) return nullptr;
+    if (v == nullptr) {
+        v = load_global(ts, frame, name);
+        if (v == nullptr) return nullptr;
+    }
+    Py_DECREF(dict);
+    return v;
+}
+
+PyObject *load_from_dict_or_deref(PyThreadState *ts, _PyInterpreterFrame *frame, PyObject *dict, int oparg)
+{
+    PyCodeObject *code = layout::frame_code(frame);
+    PyObject *name = PyTuple_GET_ITEM(code->co_localsplusnames, oparg);
+    PyObject *value = nullptr;
+    if (PyMapping_GetOptionalItem(dict, name, &value) < 0) return nullptr;
+    if (value == nullptr) {
+        PyObject *cell = frame->localsplus[oparg];
+        value = PyCell_Get(cell);   // a new reference, or NULL (empty: no exception)
+        if (value == nullptr) {
+            if (PyErr_Occurred()) return nullptr;
+            _PyEval_FormatExcUnbound(ts, code, oparg);
+            return nullptr;
+        }
+    }
+    Py_DECREF(dict);
+    return value;
+}
+
+PyObject *load_locals(_PyInterpreterFrame *frame)
+{
+    if (frame->f_locals == nullptr) {
+        PyErr_SetString(PyExc_SystemError, "no locals found");
+        return nullptr;
+    }
+    return Py_NewRef(frame->f_locals);
+}
+
+int exit_init_check(PyObject *value)
+{
+    if (value != Py_None) {
+        PyErr_Format(PyExc_TypeError, "__init__() should return None, not '%.200s'", Py_TYPE(value)->tp_name);
+        Py_DECREF(value);
+        return -1;
+    }
+    Py_DECREF(value);
+    return 0;
+}
+
+PyObject *load_super_attr(PyObject **sp, PyObject *name, int oparg)
+{
+    PyObject *global_super = sp[-3], *cls = sp[-2], *self = sp[-1];
+    PyObject *stack[] = {cls, self};
+    // oparg & 2: super(cls, self) spelt out; else super() with both implied.
+    PyObject *super = PyObject_Vectorcall(global_super, stack, oparg & 2, nullptr);
+    Py_DECREF(global_super);
+    Py_DECREF(cls);
+    Py_DECREF(self);
+    if (super == nullptr) return nullptr;
+    PyObject *attr = PyObject_GetAttr(super, name);
+    Py_DECREF(super);
+    return attr;
+}
+
+int send(PyThreadState *, PyObject **sp)
+{
+    PyObject *receiver = sp[-2], *value = sp[-1];
+    PyObject *result = nullptr;
+    PySendResult status = PyIter_Send(receiver, value, &result);
+    if (status == PYGEN_ERROR) return -1;
+    Py_DECREF(value);
+    sp[-1] = result;
+    return status == PYGEN_RETURN ? 1 : 0;
+}
+
+int cleanup_throw(PyObject **sp)
+{
+    PyObject *exc = sp[-1];
+    if (PyErr_GivenExceptionMatches(exc, PyExc_StopIteration)) {
+        PyObject *value = Py_NewRef(reinterpret_cast<PyStopIterationObject *>(exc)->value);
+        Py_DECREF(sp[-3]);
+        Py_DECREF(sp[-2]);
+        Py_DECREF(exc);
+        sp[-3] = Py_NewRef(Py_None);
+        sp[-2] = value;
+        return 0;
+    }
+    PyErr_SetRaisedException(Py_NewRef(exc));
+    return 1;
+}
+
+}  // namespace pyjion::rt313

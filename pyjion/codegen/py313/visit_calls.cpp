@@ -1,0 +1,174 @@
+// CPython 3.13's calls, globals and attributes: CALL's stack is [callable,
+// self_or_null, args] (CALL_KW adds the keyword names on top), LOAD_GLOBAL
+// pushes its NULL above the value, LOAD_ATTR's low operand bit asks for a
+// method. LOAD_GLOBAL keeps 3.11's global cache; the others go through
+// their runtime helpers (py313/runtime313.h), since the attribute and call
+// caches of 3.11 (py311/visit_attrs.cpp, visit_calls.cpp) assume 3.11's
+// object layouts and stack shapes.
+#include "baseline/compiler.h"
+
+#include "front/opcodes.h"
+#include "runtime/helpers.h"
+#include "baseline/visit_util.h"
+#include "baseline/cache_guards.h"
+#include "baseline/site_stubs.h"
+#include "runtime/runtime_names.h"
+#include "py313/capi.h"
+
+#include <cstddef>
+
+namespace pyjion {
+
+using namespace asmjit;
+using visit::name_at;
+using visit::push_result;
+
+// The site's GlobalCache (inline_cache.h): 3.13 still gives every dict a
+// new ma_version_tag on each change, so 3.11's cache and guards apply.
+void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
+{
+    auto &a = as();
+    PyObject *name = name_at(code(), ins.oparg >> 1, ins);
+    GlobalCache *cache = new_site_data<GlobalCache>();
+    Label miss = a.newLabel(), have = a.newLabel();
+    em().load_address(x86::rcx, cache);
+    if (const void *stub = !compact_site() ? nullptr : site_stubs::load_global()) {
+        em().call(stub, "site_stubs::load_global");
+        a.test(x86::rax, x86::rax);
+        a.jz(miss);
+    } else {
+        guards::global_value(a, miss);
+        em().incref(x86::rax);
+    }
+    em().out_of_line([&] {   // the miss: a lookup and a refill
+        a.bind(miss);
+        set_prev_instr();
+        em().call<&rtn::pyj_load_global_cached>(Lea(Emitter::frame_address()), name, x86::rcx);
+        jump_if_error_zero(x86::rax, depth());
+        a.jmp(have);
+    });
+    a.bind(have);
+    push(x86::rax);
+    if (ins.oparg & 1) {   // NULL above the value: CALL's self_or_null
+        a.xor_(x86::eax, x86::eax);
+        push(x86::rax);
+    }
+}
+
+void Compiler::visit_LOAD_ATTR(const Instr &ins)
+{
+    PyObject *name = name_at(code(), ins.oparg >> 1, ins);
+    int method = ins.oparg & 1;
+    set_prev_instr();
+    em().call<&rt313::load_attr>(Lea(em().stack(depth())), name, method);
+    drop(1);   // the owner's slot now holds the attribute (and the next one self or NULL)
+    jump_if_error_negative(x86::eax, depth());
+    grow(1 + method);
+}
+
+void Compiler::visit_STORE_ATTR(const Instr &ins)
+{
+    PyObject *name = name_at(code(), ins.oparg, ins);
+    set_prev_instr();
+    em().call<&rt313::store_attr>(Lea(em().stack(depth())), name);
+    drop(2);
+    jump_if_error_negative(x86::eax, depth());
+}
+
+// [global super, class, self] -> [attr] or, for a method, [attr, NULL].
+void Compiler::visit_LOAD_SUPER_ATTR(const Instr &ins)
+{
+    PyObject *name = name_at(code(), ins.oparg >> 2, ins);
+    set_prev_instr();
+    em().call<&rt313::load_super_attr>(Lea(em().stack(depth())), name, ins.oparg);
+    push_result(*this, 3);
+    if (ins.oparg & 1) {
+        as().xor_(x86::eax, x86::eax);
+        push(x86::rax);
+    }
+}
+
+void Compiler::visit_CALL(const Instr &ins)
+{
+    int base = depth() - ins.oparg - 2;
+    if (base < 0) unsupported(ins);
+    set_prev_instr();
+    em().call<&rt313::call>(Lea(em().stack(base)), ins.oparg, nullptr);
+    push_result(*this, ins.oparg + 2);
+    eval_breaker_check();
+}
+
+void Compiler::visit_CALL_KW(const Instr &ins)
+{
+    int base = depth() - ins.oparg - 3;
+    if (base < 0) unsupported(ins);
+    set_prev_instr();
+    em().call<&rt313::call>(Lea(em().stack(base)), ins.oparg, top(0));
+    push_result(*this, ins.oparg + 3);
+    eval_breaker_check();
+}
+
+void Compiler::visit_CALL_FUNCTION_EX(const Instr &ins)
+{
+    int has_kwargs = ins.oparg & 1;
+    int n = 3 + has_kwargs;
+    set_prev_instr();
+    em().call<&rt313::call_function_ex>(Lea(em().stack(depth() - n)), has_kwargs);
+    push_result(*this, n);
+    eval_breaker_check();
+}
+
+// 3.13's MAKE_FUNCTION takes the code object only; SET_FUNCTION_ATTRIBUTE
+// then stores each of defaults, keyword defaults, annotations and the closure.
+void Compiler::visit_MAKE_FUNCTION(const Instr &ins)
+{
+    if (ins.oparg != 0) unsupported(ins);
+    set_prev_instr();
+    em().call<&rt313::make_function>(Lea(Emitter::frame_address()), top(0));
+    push_result(*this, 1);
+}
+
+// [attr, func] -> [func]: the new function's field (still NULL) takes attr's reference.
+void Compiler::visit_SET_FUNCTION_ATTRIBUTE(const Instr &ins)
+{
+    int32_t field;
+    switch (ins.oparg) {
+    case 0x01: field = offsetof(PyFunctionObject, func_defaults); break;
+    case 0x02: field = offsetof(PyFunctionObject, func_kwdefaults); break;
+    case 0x04: field = offsetof(PyFunctionObject, func_annotations); break;
+    case 0x08: field = offsetof(PyFunctionObject, func_closure); break;
+    default: unsupported(ins);
+    }
+    auto &a = as();
+    pop_to(x86::rax);   // the function
+    pop_to(x86::rcx);   // the attribute
+    a.mov(x86::qword_ptr(x86::rax, field), x86::rcx);
+    push(x86::rax);
+}
+
+void Compiler::visit_CALL_INTRINSIC_1(const Instr &ins)
+{
+    if (ins.oparg < 1 || ins.oparg > py313::kMaxIntrinsic1) unsupported(ins);
+    set_prev_instr();
+    em().call<&rt313::intrinsic1>(Emitter::tstate, top(0), ins.oparg);
+    push_result(*this, 1);
+}
+
+void Compiler::visit_CALL_INTRINSIC_2(const Instr &ins)
+{
+    if (ins.oparg < 1 || ins.oparg > py313::kMaxIntrinsic2) unsupported(ins);
+    set_prev_instr();
+    em().call<&rt313::intrinsic2>(Emitter::tstate, top(1), top(0), ins.oparg);
+    push_result(*this, 2);
+}
+
+// After a class's __init__ (the interpreter's own call of it).
+void Compiler::visit_EXIT_INIT_CHECK(const Instr &)
+{
+    set_prev_instr();
+    em().call<&rt313::exit_init_check>(top(0));
+    drop(1);
+    jump_if_error_negative(x86::eax, depth());
+}
+
+}  // namespace pyjion
