@@ -44,9 +44,10 @@ def main():
     args = ap.parse_args()
     include, own = target_info(args.python)
     import pybind11
-    flags = ["g++", "-std=c++17", "-fsyntax-only", "-DASMJIT_STATIC", "-I" + include,
+    # Our folders before CPython's, as setup.py orders them (codegen/compile.h, not CPython's compile.h).
+    flags = ["g++", "-std=c++17", "-fsyntax-only", "-DASMJIT_STATIC",
              "-I" + os.path.join(ROOT, "pyjion"), "-I" + os.path.join(ROOT, "pyjion/codegen"),
-             "-I" + pybind11.get_include(), "-I" + os.path.join(ROOT, "build/asmjit/include")]
+             "-I" + pybind11.get_include(), "-I" + os.path.join(ROOT, "build/asmjit/include"), "-I" + include]
     files = [os.path.abspath(f) for f in args.files] or sources(own)
 
     def check(path):
