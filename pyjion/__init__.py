@@ -13,7 +13,7 @@ import types
 
 # The CPythons whose frames and bytecode the compiler knows. Anywhere else
 # the extension modules cannot work (or were never built): say so plainly.
-SUPPORTED_PYTHONS = ((3, 11),)
+SUPPORTED_PYTHONS = ((3, 11), (3, 13))
 
 
 def _check_python():
