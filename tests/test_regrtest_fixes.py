@@ -13,7 +13,15 @@ JIT_ENV = {"PYJION": "1", "PYJION_THRESHOLD": "0"}
 # including at interpreter exit, where a ctypes callback crashes.
 FREE_FUNC_SETUP = """
 import ctypes, gc, pyjion
-py = ctypes.pythonapi
+class _API:
+    # the code-extra API: _PyEval_RequestCodeExtraIndex, _PyCode_SetExtra and
+    # _PyCode_GetExtra on 3.11, PyUnstable_Eval_..., PyUnstable_Code_... since 3.12
+    def __getattr__(self, name):
+        api = ctypes.pythonapi
+        func = getattr(api, name) if hasattr(api, name) else getattr(api, name.replace("_Py", "PyUnstable_", 1))
+        setattr(self, name, func)
+        return func
+py = _API()
 freefunc = ctypes.CFUNCTYPE(None, ctypes.c_voidp)
 py._PyEval_RequestCodeExtraIndex.argtypes = (freefunc,)
 py._PyEval_RequestCodeExtraIndex.restype = ctypes.c_ssize_t
