@@ -13,7 +13,7 @@ import pytest
 
 import pyjion
 from pyjion import _eval
-from jitcheck import _compare, fresh_copies, jit_off, jit_on, register_source, run_once
+from jitcheck import PY313, _compare, fresh_copies, jit_off, jit_on, register_source, run_once
 
 
 @contextlib.contextmanager
@@ -454,6 +454,7 @@ def f(n, x):
     warm_by_calls_differential(src, [(10, 0.5)], [(100, 0.5), (5, 2)])
 
 
+@pytest.mark.xfail(PY313, reason="3.13 layer: no loop traps, no OSR into a running loop (issue 26)", strict=True)
 def test_a_loop_hot_by_time_is_compiled_on_the_frames_argument_types():
     # Called once: the sampler compiles it mid-loop (here: one forced
     # sample in the first loop), on the types the frame's arguments have
