@@ -7,6 +7,7 @@
 #include "front/bytecode.h"
 #include "front/site_profile.h"
 #include "opt/type_infer.h"
+#include "cpython/frame_layout.h"
 #include "runtime/unboxed.h"
 #include "machine/code_heap.h"
 #include "compile.h"
@@ -184,11 +185,9 @@ PYBIND11_MODULE(_codegen, m)
         auto *co = reinterpret_cast<PyCodeObject *>(code.ptr());
         try {
             pyjion::Bytecode bytecode(co);
-#if PY_VERSION_HEX < 0x030D0000
-            bool profiled = co->co_warmup == 0 || arg_types != 0;   // 3.11 quickens warm code
-#else
-            bool profiled = true;   // 3.13 quickens every code object when it is made
-#endif
+            // as the compiler decides: code the interpreter ran (3.11: warm,
+            // quickened; 3.13: its RESUME checked) or a profile of arguments
+            bool profiled = pyjion::layout::interpreter_specialised(co) || arg_types != 0;
             pyjion::opt::TypeInference types(co, bytecode, profiled, arg_types);
             return types.describe();
         } catch (const pyjion::CompileError &e) {

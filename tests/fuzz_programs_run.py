@@ -91,6 +91,11 @@ def _unspecialized_offsets(code, frames, calls_inlined):
     hook, where 3.11 calls Python functions through vectorcall instead of
     pushing their frame inline; then tb_lasti is the CALL, not (as without a
     hook, and in pyjion's machine code) the CALL's last cache entry."""
+    if sys.version_info >= (3, 12):
+        # 3.13 records each instruction's own offset before running it
+        # (frame->instr_ptr): a specialised call or subscript, or a frame
+        # pushed inline, reports the CALL / BINARY_SUBSCR as pyjion does.
+        return list(frames)
     instrs = list(dis.get_instructions(code))
     mapped = {a.offset: b.offset for a, b in zip(instrs, instrs[1:])
               if a.opname == "PRECALL" and b.opname == "CALL"}

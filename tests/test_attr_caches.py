@@ -16,7 +16,7 @@ import types
 
 import pytest
 
-from jitcheck import assert_compiled, jit_off, jit_on, norm, register_source, site_form
+from jitcheck import PY313, assert_compiled, jit_off, jit_on, norm, register_source, site_form
 
 
 pytestmark = pytest.mark.usefixtures("each_site_form")   # every test with both forms of site
@@ -874,7 +874,12 @@ class D(C):
     run_both(src, driver, compiled=["call_m", "get_x"])
 
 
-assert sys.version_info[:2] == (3, 11)
+# The tests above compare behaviour, with or without caches; the ones below
+# look into the caches themselves, which the 3.13 layer does not make yet:
+# there attr_load_misses stays 0 (test_warm_sites_hit_every_kind_and_entry's
+# count says nothing on 3.13; its differential check still does).
+NO_ATTR_CACHES_313 = pytest.mark.xfail(
+    PY313, reason="3.13 layer: no attribute inline caches, no shared site stubs (issue 26)", strict=True)
 
 
 def test_warm_sites_hit_every_kind_and_entry():
@@ -944,6 +949,7 @@ def sweep():
     assert misses[0] == 0, misses   # four owners per site at most: as many ways
 
 
+@NO_ATTR_CACHES_313
 def test_uncacheable_sites_back_off():
     """A site whose attribute no entry can hold (a property) misses every
     time; after a few fills that found nothing to cache, most misses skip the
@@ -1040,6 +1046,7 @@ def same(a, b):
     assert misses[0] == 0, misses
 
 
+@NO_ATTR_CACHES_313
 def test_compact_sites_call_the_shared_stubs():
     """In the compact form (long functions; every function with
     compact_above=0) LOAD_ATTR, LOAD_METHOD and LOAD_GLOBAL sites call the

@@ -10,7 +10,7 @@ import textwrap
 import warnings
 
 import fuzz_programs
-from jitcheck import PYTHON, REPO
+from jitcheck import PYTHON, REPO, version_opcode
 
 N = int(os.environ.get("PYJION_FUZZ_PROGRAMS_N", "40"))
 SEED = os.environ.get("PYJION_FUZZ_SEED", "1")
@@ -51,6 +51,8 @@ OPCODES = {
     "BUILD_SLICE", "BINARY_SUBSCR", "STORE_SUBSCR", "FORMAT_VALUE", "BUILD_STRING", "FOR_ITER",
     "CONTAINS_OP", "IS_OP", "LOAD_BUILD_CLASS", "BUILD_MAP", "BEFORE_WITH", "DELETE_FAST",
 }
+# as this CPython spells them (3.13: CALL_KW, LOAD_ATTR for methods, FORMAT_SIMPLE...)
+OPCODES = {version_opcode(name) for name in OPCODES}
 
 
 def test_generator_is_deterministic_and_valid():

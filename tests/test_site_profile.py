@@ -5,6 +5,7 @@ import pytest
 
 import pyjion
 from pyjion import _codegen
+from jitcheck import PY313
 
 
 def warm(f, *args, times=30):
@@ -39,7 +40,8 @@ def test_mixed_operands_leave_the_site_generic(nojit):
         add(i, 1.5)   # int + float: 3.11 specialises neither
     (site,) = sites(add, "BINARY_OP")
     assert site[0] == "generic" and site[1] == "object"
-    assert site[2] == "BINARY_OP_ADAPTIVE"
+    # 3.13 keeps the adaptive counter in the cache: the generic form is BINARY_OP
+    assert site[2] == ("BINARY_OP" if PY313 else "BINARY_OP_ADAPTIVE")
 
 
 def test_a_function_that_never_warmed_up_has_learnt_nothing(nojit):
@@ -48,7 +50,8 @@ def test_a_function_that_never_warmed_up_has_learnt_nothing(nojit):
 
     cold(1, 2)
     (site,) = sites(cold, "BINARY_OP")
-    assert site[:2] == ("not quickened", "object")
+    # 3.13 quickens code when it is created: the site is there, not yet reached by its counter
+    assert site[:2] == (("unseen" if PY313 else "not quickened"), "object")
     assert site[2] == "BINARY_OP"
 
 
@@ -85,7 +88,10 @@ def test_attribute_and_call_sites_name_their_specialisation(nojit):
 
     warm(use, Point(1), [1, 2])
     assert sites(use, "LOAD_ATTR") == [("specialised", "object", "LOAD_ATTR_INSTANCE_VALUE")]
-    assert ("specialised", "object", "PRECALL_NO_KW_LEN") in sites(use, "PRECALL")
+    if PY313:
+        assert ("specialised", "object", "CALL_LEN") in sites(use, "CALL")
+    else:
+        assert ("specialised", "object", "PRECALL_NO_KW_LEN") in sites(use, "PRECALL")
     assert sites(use, "LOAD_GLOBAL")[0][2] == "LOAD_GLOBAL_BUILTIN"
 
 
@@ -97,7 +103,11 @@ def test_for_iter_has_no_interpreter_profile_on_3_11(nojit):
         return t
 
     warm(loop, 5)
-    assert sites(loop, "FOR_ITER") == [("unprofiled", "object", "FOR_ITER")]
+    if PY313:
+        # 3.12+ specialises FOR_ITER (a range here); its operand is no number
+        assert sites(loop, "FOR_ITER") == [("specialised", "object", "FOR_ITER_RANGE")]
+    else:
+        assert sites(loop, "FOR_ITER") == [("unprofiled", "object", "FOR_ITER")]
 
 
 def test_the_profile_is_read_the_same_for_compiled_code(jit):
@@ -108,7 +118,12 @@ def test_the_profile_is_read_the_same_for_compiled_code(jit):
 
     assert f(1, 2) == 3
     assert pyjion.info(f).compiled
-    assert sites(f, "BINARY_OP")[0][0] == "not quickened"
+    if PY313:
+        # quickened when created; RESUME_CHECK (what tells "not quickened"
+        # from "unseen") depends on whether the interpreter ever entered it
+        assert sites(f, "BINARY_OP")[0][:2] in (("not quickened", "object"), ("unseen", "object"))
+    else:
+        assert sites(f, "BINARY_OP")[0][0] == "not quickened"
 
 
 def test_site_profiles_rejects_what_is_not_code():

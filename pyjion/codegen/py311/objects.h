@@ -26,4 +26,7 @@ constexpr int32_t kGenFrameStateFromFrame =
     static_cast<int32_t>(offsetof(PyGenObject, gi_frame_state)) - static_cast<int32_t>(offsetof(PyGenObject, gi_iframe));
 constexpr int8_t kFrameSuspended = FRAME_SUSPENDED;
 
+// MATCH_CLASS's TypeError when the pattern's callee is not a class.
+constexpr const char *kMatchClassNotAType = "called match pattern must be a type";
+
 }  // namespace pyjion::layout

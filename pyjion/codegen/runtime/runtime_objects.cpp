@@ -4,6 +4,7 @@
 
 #include "codegen_api.h"
 #include "cpython/interp_state.h"
+#include "cpython/object_layout.h"
 #include "runtime/arg_binding.h"
 #include "runtime/direct_call.h"
 #include "runtime/runtime.h"
@@ -182,11 +183,15 @@ void format_kwargs_error(PyObject *func, PyObject *kwargs)
     if (!PyErr_ExceptionMatches(PyExc_KeyError)) return;
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
-    if (value != nullptr && PyTuple_Check(value) && PyTuple_GET_SIZE(value) == 1) {
+    // The KeyError's value: its argument tuple unnormalised (3.11), the
+    // exception instance itself where the error is always normalised (3.12+).
+    PyObject *key_args = value;
+    if (value != nullptr && PyExceptionInstance_Check(value)) key_args = ((PyBaseExceptionObject *)value)->args;
+    if (key_args != nullptr && PyTuple_Check(key_args) && PyTuple_GET_SIZE(key_args) == 1) {
         PyObject *fs = _PyObject_FunctionStr(func);
         if (fs != nullptr) {
             PyErr_Format(PyExc_TypeError, "%U got multiple values for keyword argument '%S'", fs,
-                         PyTuple_GET_ITEM(value, 0));
+                         PyTuple_GET_ITEM(key_args, 0));
             Py_DECREF(fs);
         }
         Py_XDECREF(type);
@@ -461,7 +466,7 @@ static PyObject *match_class_attr(PyObject *subject, PyObject *type, PyObject *n
 static PyObject *match_class_impl(PyObject *subject, PyObject *type, Py_ssize_t nargs, PyObject *kwnames)
 {
     if (!PyType_Check(type)) {
-        PyErr_SetString(PyExc_TypeError, "called match pattern must be a type");
+        PyErr_SetString(PyExc_TypeError, layout::kMatchClassNotAType);
         return nullptr;
     }
     int inst = PyObject_IsInstance(subject, type);
