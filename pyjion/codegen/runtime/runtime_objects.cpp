@@ -180,6 +180,23 @@ void format_kwargs_error(PyObject *func, PyObject *kwargs)
         return;
     }
     if (!PyErr_ExceptionMatches(PyExc_KeyError)) return;
+#if PY_VERSION_HEX >= 0x030C0000
+    // 3.12+: _PyDict_MergeEx raises a KeyError instance; the key is its one argument.
+    PyObject *exc = PyErr_GetRaisedException();
+    PyObject *args = exc != nullptr ? ((PyBaseExceptionObject *)exc)->args : nullptr;
+    if (args != nullptr && PyTuple_Check(args) && PyTuple_GET_SIZE(args) == 1) {
+        PyObject *fs = _PyObject_FunctionStr(func);
+        if (fs != nullptr) {
+            PyErr_Format(PyExc_TypeError, "%U got multiple values for keyword argument '%S'", fs,
+                         PyTuple_GET_ITEM(args, 0));
+            Py_DECREF(fs);
+        }
+        Py_XDECREF(exc);
+    } else {
+        PyErr_SetRaisedException(exc);
+    }
+#else
+    // 3.11: the KeyError's value is still the unnormalised 1-tuple of the key.
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     if (value != nullptr && PyTuple_Check(value) && PyTuple_GET_SIZE(value) == 1) {
@@ -195,6 +212,7 @@ void format_kwargs_error(PyObject *func, PyObject *kwargs)
     } else {
         PyErr_Restore(type, value, tb);
     }
+#endif
 }
 
 
