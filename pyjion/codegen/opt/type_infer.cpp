@@ -84,9 +84,6 @@ bool keeps_entries_below(int opcode)
     case LOAD_FAST_CHECK: case LOAD_FAST_AND_CLEAR: case LOAD_FAST_LOAD_FAST: case LOAD_LOCALS:
     case STORE_FAST_STORE_FAST: case STORE_SLICE: case RETURN_CONST: case END_FOR: case EXIT_INIT_CHECK:
     case POP_JUMP_IF_FALSE: case POP_JUMP_IF_TRUE: case POP_JUMP_IF_NONE: case POP_JUMP_IF_NOT_NONE:
-    // (they take exactly their operands: an inlined comprehension's
-    // BUILD_LIST 0 leaves the iterator under it as it was)
-    case BUILD_TUPLE: case BUILD_LIST: case BUILD_SET: case BUILD_MAP: case BUILD_STRING:
 #else
     case KW_NAMES: case PRECALL: case LOAD_CLOSURE: case LOAD_CLASSDEREF: case PRINT_EXPR: case IMPORT_STAR:
     case JUMP_IF_FALSE_OR_POP: case JUMP_IF_TRUE_OR_POP:
@@ -280,6 +277,15 @@ void TypeInference::transfer(int k, const AbstractState &before, AbstractState &
         if (i < (int)after.locals.size()) after.locals[i] = v;
     };
     switch (ins.opcode) {
+    case BUILD_TUPLE: case BUILD_LIST: case BUILD_SET: case BUILD_STRING: case BUILD_MAP: {
+        // Exactly their operands replaced by a new object (what is below them
+        // stays: an inlined comprehension's BUILD_LIST 0 keeps its iterator's
+        // type; `[0] * n`'s list is not the int constant it was built from).
+        int n = ins.opcode == BUILD_MAP ? 2 * ins.oparg : ins.oparg;
+        for (int i = 0; i < n; i++) pop();
+        st.push_back(VType::kObject);
+        return;
+    }
     case LOAD_FAST:
         st.push_back(local(ins.oparg));
         return;
