@@ -97,7 +97,7 @@ static PyObject *pyj_interpret_aside(PyThreadState *ts, PyjFrame *f, int throwfl
     pyj_aside.depth++;
     pyj_aside.restore = 1;
     pyj_set_eval_func(_PyEval_EvalFrameDefault);
-    PyObject *result = pyj_interpret(ts, f, throwflag);
+    PyObject *result = pyj_entry.full(ts, f, throwflag);   /* counted, and interpreted (traced) */
     if (--pyj_aside.depth == 0 && pyj_aside.restore && pyj_get_eval_func() == _PyEval_EvalFrameDefault) {
         pyj_set_eval_func(pyj_aside.hook);
     }
