@@ -197,6 +197,8 @@ cdef extern from "hook_entry.h":
         vectorcallfunc vectorcall
     PyjEntryState pyj_entry
     PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
+    int pyj_hook_aside_pending() noexcept
+    void pyj_hook_aside_cancel() noexcept
     void pyj_record_warm_now(PyjRecord *rec) noexcept
     PyObject *pyj_enter_compiled(PyThreadState *ts, PyjFrame *f, int throwflag, PyjRecord *rec) noexcept
 
@@ -832,6 +834,13 @@ def install():
 def uninstall():
     """Restores CPython's own evaluation; True if the hook was installed."""
     global g_installed
+    if pyj_hook_aside_pending():
+        # Stepped aside for a traced frame (hook_entry.h): it stays out.
+        pyj_hook_aside_cancel()
+        g_installed = False
+        sync_hook_state()
+        update_sampler()
+        return True
     if pyj_get_eval_func() != hook:
         g_installed = False
         sync_hook_state()
@@ -845,7 +854,7 @@ def uninstall():
 
 
 def installed():
-    return pyj_get_eval_func() == hook
+    return pyj_get_eval_func() == hook or bool(pyj_hook_aside_pending())
 
 
 cdef PyjRecord *existing_record(code) except? NULL:

@@ -73,8 +73,61 @@ static inline PyObject *pyj_enter_compiled(PyThreadState *ts, PyjFrame *f, int t
     return pyj_run_compiled(rec->view.entry, ts, f, throwflag);
 }
 
+#if PY_VERSION_HEX >= 0x030D0000
+/* 3.13: while a tool traces (sys.settrace, sys.setprofile, sys.monitoring), a
+ * frame the hook is given runs with the hook stepped aside, as if pyjion were
+ * not installed, until it returns or yields: the interpreter inlines calls of
+ * Python functions and generators only without a PEP 523 function; with one,
+ * SEND resumes a coroutine through its send() method and the awaiting frame
+ * sees the StopIteration of its return as a RAISE event ('exception' to a
+ * tracer) that stock CPython never emits. Traced code runs in the
+ * interpreter anyway. `restore`: the hook goes back in at the end (cleared
+ * by pyjion.disable() meanwhile). */
+typedef struct {
+    int depth;
+    int restore;
+    _PyFrameEvalFunction hook;
+} PyjHookAside;
+
+static PyjHookAside pyj_aside = {0, 0, NULL};
+
+static PyObject *pyj_interpret_aside(PyThreadState *ts, PyjFrame *f, int throwflag)
+{
+    if (pyj_aside.depth == 0) pyj_aside.hook = pyj_get_eval_func();
+    pyj_aside.depth++;
+    pyj_aside.restore = 1;
+    pyj_set_eval_func(_PyEval_EvalFrameDefault);
+    PyObject *result = pyj_entry.full(ts, f, throwflag);   /* counted, and interpreted (traced) */
+    if (--pyj_aside.depth == 0 && pyj_aside.restore && pyj_get_eval_func() == _PyEval_EvalFrameDefault) {
+        pyj_set_eval_func(pyj_aside.hook);
+    }
+    return result;
+}
+#endif
+
+/* The hook stepped aside for a traced frame and going back in at its end
+ * (pyjion.installed() holds); pyjion.disable() cancels the return. */
+static inline int pyj_hook_aside_pending(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return pyj_aside.depth > 0 && pyj_aside.restore;
+#else
+    return 0;
+#endif
+}
+
+static inline void pyj_hook_aside_cancel(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    pyj_aside.restore = 0;
+#endif
+}
+
 static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
 {
+#if PY_VERSION_HEX >= 0x030D0000
+    if (pyj_tracing(ts) && !pyj_entry.profiling) return pyj_interpret_aside(ts, f, throwflag);
+#endif
     PyjRecord *rec = pyj_entry.record_index >= 0
                          ? (PyjRecord *)pyj_code_extra(pyj_frame_code(f), pyj_entry.record_index)
                          : NULL;

@@ -18,9 +18,36 @@ Emitter::Emitter(CodeHolder &holder, int nlocalsplus)
     if (cold_section_ == nullptr) cold_section_ = text_section_;
 }
 
-void Emitter::incref(const x86::Gp &obj) { a_.inc(x86::qword_ptr(obj)); }
+void emit_incref(x86::Assembler &a, const x86::Gp &obj)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    a.add(x86::dword_ptr(obj), 1);
+    a.sbb(x86::dword_ptr(obj), 0);
+#else
+    a.inc(x86::qword_ptr(obj));
+#endif
+}
 
-void Emitter::decref_no_dealloc(const x86::Gp &obj) { a_.dec(x86::qword_ptr(obj)); }
+void emit_skip_if_immortal(x86::Assembler &a, const x86::Gp &obj, const Label &skip)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    a.cmp(x86::dword_ptr(obj), 0);
+    a.jl(skip);
+#else
+    (void)a, (void)obj, (void)skip;
+#endif
+}
+
+void Emitter::incref(const x86::Gp &obj) { emit_incref(a_, obj); }
+
+void Emitter::decref_no_dealloc(const x86::Gp &obj)
+{
+#if PY_VERSION_HEX < 0x030C0000   // 3.12+: True, False and None are immortal
+    a_.dec(x86::qword_ptr(obj));
+#else
+    (void)obj;
+#endif
+}
 
 void Emitter::decref(const x86::Gp &obj, int prev_unit)
 {
@@ -32,6 +59,7 @@ void Emitter::decref(const x86::Gp &obj, int prev_unit)
         // pointer's type is checked here; _Py_Dealloc is listed there.)
         call_ptr<void (*)(PyObject *)>(&_Py_Dealloc, "_Py_Dealloc", x86::rdi);
     };
+    emit_skip_if_immortal(a_, obj, alive);
     a_.dec(x86::qword_ptr(obj));
     if (in_cold_) {   // already out of line: no need to jump further away
         a_.jnz(alive);

@@ -30,6 +30,15 @@ struct CallSite {
     uint32_t native_offset() const { return static_cast<uint32_t>(section->offset() + offset); }
 };
 
+// Py_INCREF of the object `obj` points to, in machine code (no register used).
+// 3.12+ (PEP 683): the count is the low 32 bits and all ones means immortal,
+// which an increment leaves alone (add sets the carry exactly when it wraps
+// an immortal count to 0, and sbb takes it back); 3.11: a 64-bit increment.
+void emit_incref(x86::Assembler &a, const x86::Gp &obj);
+// Before a Py_DECREF's decrement: 3.12+ jumps to `skip` for an immortal object
+// (negative low 32 bits, _Py_IsImmortal), which is never decremented; 3.11: nothing.
+void emit_skip_if_immortal(x86::Assembler &a, const x86::Gp &obj, const asmjit::Label &skip);
+
 class Emitter {
 public:
     Emitter(asmjit::CodeHolder &holder, int nlocalsplus);
@@ -51,15 +60,15 @@ public:
     x86::Mem local(int index) const { return frame_q(layout::local_offset(index)); }
     x86::Mem stack(int slot) const { return local(nlocalsplus_ + slot); }   // slot 0 = bottom
 
-    // Reference counting (ob_refcnt at offset 0). 3.12+ objects may be
-    // immortal: a plain inc/dec of one never brings it to zero.
+    // Reference counting (ob_refcnt at offset 0), as Py_INCREF/Py_DECREF do:
+    // 3.12+ immortal objects keep their count (emit_incref above).
     void incref(const x86::Gp &obj);
     // May call _Py_Dealloc (clobbers caller-saved registers). With prev_unit,
     // prev_instr is set to that code unit first, only on the path that
     // deallocates (a __del__ may look at the frame).
     void decref(const x86::Gp &obj, int prev_unit = -1);
     void xdecref(const x86::Gp &obj, int prev_unit = -1);
-    void decref_no_dealloc(const x86::Gp &obj);   // for True/False/None, which never die
+    void decref_no_dealloc(const x86::Gp &obj);   // for True/False/None, which never die (3.12+: nothing)
 
     // Calls code at an absolute address (rel32 when it is within reach once
     // placed, else through AsmJit's address table); `name` annotates the

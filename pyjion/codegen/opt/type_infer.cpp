@@ -277,6 +277,15 @@ void TypeInference::transfer(int k, const AbstractState &before, AbstractState &
         if (i < (int)after.locals.size()) after.locals[i] = v;
     };
     switch (ins.opcode) {
+    case BUILD_TUPLE: case BUILD_LIST: case BUILD_SET: case BUILD_STRING: case BUILD_MAP: {
+        // Exactly their operands replaced by a new object (what is below them
+        // stays: an inlined comprehension's BUILD_LIST 0 keeps its iterator's
+        // type; `[0] * n`'s list is not the int constant it was built from).
+        int n = ins.opcode == BUILD_MAP ? 2 * ins.oparg : ins.oparg;
+        for (int i = 0; i < n; i++) pop();
+        st.push_back(VType::kObject);
+        return;
+    }
     case LOAD_FAST:
         st.push_back(local(ins.oparg));
         return;
@@ -295,14 +304,6 @@ void TypeInference::transfer(int k, const AbstractState &before, AbstractState &
         st.push_back(local(ins.oparg >> 4));
         st.push_back(local(ins.oparg & 15));
         return;
-    case BUILD_TUPLE: case BUILD_LIST: case BUILD_SET: case BUILD_STRING: case BUILD_MAP: {
-        // exactly their operands (an inlined comprehension's BUILD_LIST 0
-        // leaves the iterator under it as it was), then the container
-        int n = ins.opcode == BUILD_MAP ? 2 * ins.oparg : ins.oparg;
-        for (int i = 0; i < n; i++) pop();
-        st.push_back(VType::kObject);
-        return;
-    }
     case STORE_FAST_LOAD_FAST:
         store(ins.oparg >> 4);
         st.push_back(local(ins.oparg & 15));

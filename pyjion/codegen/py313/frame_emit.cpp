@@ -28,8 +28,8 @@ void unlink(Emitter &e)
     a.mov(x86::qword_ptr(Emitter::tstate, layout::kTstateCurrentFrame), x86::rax);
 }
 
-// The interpreter's entry counts two units of C stack (the evaluator's own
-// C frame) and one Python frame; either below zero goes to the slow check.
+// The entry counts kCStackUnits of C stack (the compiled code's own C frame)
+// and one Python frame; either below zero goes to the slow check.
 void enter_recursion(Emitter &e, const Label &failed)
 {
     auto &a = e.as();

@@ -248,7 +248,17 @@ void pyj_rt_pop_except(PyThreadState *ts, PyObject **sp)
 {
     _PyErr_StackItem *info = ts->exc_info;
     PyObject *old = info->exc_value;
-    info->exc_value = sp[-1];
+    PyObject *saved = sp[-1];
+#if PY_VERSION_HEX >= 0x030C0000
+    // 3.12+: "no handled exception" is NULL in an exc_info item, never None:
+    // sys.exception() looks past NULL items only (_PyErr_GetTopmostException),
+    // so a generator's None would hide the exception its caller is handling.
+    if (Py_IsNone(saved)) {
+        Py_DECREF(saved);
+        saved = nullptr;
+    }
+#endif
+    info->exc_value = saved;
     Py_XDECREF(old);
 }
 
@@ -357,6 +367,15 @@ int pyj_rt_raise(PyThreadState *ts, PyObject **sp, int oparg)
         if (PyExceptionClass_Check(cause)) {
             fixed = PyObject_CallNoArgs(cause);
             if (fixed == nullptr) goto raise_error;
+#if PY_VERSION_HEX >= 0x030C0000
+            // 3.12+: a cause class must make an exception instance (3.11 took any result).
+            if (!PyExceptionInstance_Check(fixed)) {
+                PyErr_Format(PyExc_TypeError, "calling %R should have returned an instance of BaseException, not %R",
+                             cause, Py_TYPE(fixed));
+                Py_DECREF(fixed);
+                goto raise_error;
+            }
+#endif
             Py_DECREF(cause);
         } else if (PyExceptionInstance_Check(cause)) {
             fixed = cause;

@@ -337,6 +337,15 @@ PyObject *pyj_import_from(PyObject *from, PyObject *name)
         errmsg = PyUnicode_FromFormat(fmt, name, pkgname_or_unknown, pkgpath);
         PyErr_SetImportError(errmsg, pkgname, pkgpath);
     }
+#if PY_VERSION_HEX >= 0x030C0000
+    // 3.12+: the ImportError names the missing name (name_from), which the
+    // traceback module's "Did you mean" suggestions read.
+    PyObject *raised = PyErr_GetRaisedException();
+    if (raised != nullptr && PyObject_TypeCheck(raised, reinterpret_cast<PyTypeObject *>(PyExc_ImportError))) {
+        Py_XSETREF(reinterpret_cast<PyImportErrorObject *>(raised)->name_from, Py_NewRef(name));
+    }
+    PyErr_SetRaisedException(raised);
+#endif
     Py_XDECREF(errmsg);
     Py_XDECREF(pkgname_or_unknown);   // pkgname itself when it was known
     Py_XDECREF(pkgpath);

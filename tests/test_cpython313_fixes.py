@@ -1,0 +1,224 @@
+"""Differences CPython 3.13's regression suite showed between stock 3.13 and
+pyjion with the JIT forced on every function (tools/regrtest.py --jit-only),
+each checked against stock CPython. The constructs exist on 3.11 too, where
+the same checks hold the 3.11 behaviour."""
+from jitcheck import check_python, differential
+
+JIT_ENV = {"PYJION": "1", "PYJION_THRESHOLD": "0"}
+
+
+# test_raise: 3.12+ raise TypeError when a cause class, called, does not
+# return an exception instance (3.11 took the result as the cause).
+def test_raise_from_cause_class_returning_non_exception():
+    differential("""
+        def f(k):
+            class ConstructsNone(BaseException):
+                @classmethod
+                def __new__(*args, **kwargs):
+                    return None
+            class Fine(Exception):
+                pass
+            cause = ConstructsNone if k == 0 else Fine
+            try:
+                raise IndexError from cause
+            except BaseException as e:
+                return type(e).__name__, str(e), type(e.__cause__).__name__, e.__suppress_context__
+    """, [(0,), (1,)], expect="return")
+
+
+# test_unpack_ex: DICT_MERGE's KeyError for a repeated keyword becomes the
+# TypeError naming the function (3.12+: the KeyError is an instance, its key
+# in args).
+def test_dict_merge_repeated_keyword_names_the_function():
+    differential("""
+        def f(k):
+            def g(*args, **kwargs):
+                return args, sorted(kwargs.items())
+            if k == 0:
+                return g(x=5, **{'x': 3}, y=2)
+            if k == 1:
+                return g(**{'x': 3}, x=5, y=2)
+            if k == 2:
+                return g(**{'x': 3}, **{'x': 5}, y=2)
+            return g(**{'x': 3}, **{'y': 5}, z=2)
+    """, [(0,), (1,), (2,), (3,)])
+
+
+# test_generators, test_exceptions: POP_EXCEPT in a generator restores "no
+# exception" as NULL on 3.12+ (None hid the exception its caller handles from
+# sys.exception()).
+def test_generator_handler_exit_leaves_callers_exception_visible():
+    differential("""
+        import sys
+        def f(k):
+            seen = []
+            def gen():
+                try:
+                    seen.append(repr(sys.exception()))
+                    yield
+                    raise TypeError()
+                except TypeError as exc:
+                    seen.append(repr(sys.exception()))
+                    seen.append(type(exc.__context__).__name__)
+                seen.append(repr(sys.exception()))
+                yield
+                seen.append(repr(sys.exception()))
+                yield "done"
+            g = gen()
+            next(g)
+            try:
+                raise ValueError(k)
+            except Exception:
+                next(g)
+            seen.append(next(g))
+            seen.append(repr(sys.exception()))
+            return seen
+    """, [(0,), (1,)], expect="return")
+
+
+def test_generator_leaking_exception_state():
+    differential("""
+        import sys
+        def f(k):
+            def yield_raise():
+                try:
+                    raise KeyError("caught")
+                except KeyError:
+                    yield sys.exception()
+                    yield sys.exception()
+                yield sys.exception()
+            out = []
+            try:
+                raise TypeError("foo")
+            except TypeError:
+                g = yield_raise()
+                out.append(repr(next(g)))
+                out.append(repr(sys.exception()))
+                out.append(repr(next(g)))
+                out.append(repr(next(g)))
+                out.append(repr(sys.exception()))
+            return out
+    """, [(0,)], expect="return")
+
+
+# test_traceback: `from m import name` failing sets the ImportError's
+# name_from (3.12+), which "Did you mean" suggestions read.
+def test_import_from_failure_names_the_missing_name():
+    differential("""
+        def f(k):
+            try:
+                from os import pathh
+            except ImportError as e:
+                return str(e).split(" (")[0], e.name, getattr(e, "name_from", "absent")
+    """, [(0,)], expect="return")
+
+
+# test_sys: compiled code's increments and decrements leave immortal objects'
+# counts alone (3.12+), as Py_INCREF/Py_DECREF do: sys.getrefcount(None) does
+# not move while None is held in locals and on the stack.
+def test_refcounts_of_immortal_objects_do_not_move():
+    differential("""
+        import sys
+        def f(k):
+            c = sys.getrefcount(None)
+            n = None
+            m = [None, True, k]
+            d = sys.getrefcount(None) - c
+            del n
+            return d, sys.getrefcount(None) - c
+    """, [(0,), (1,)], expect="return")
+
+
+# test_list: the optimising tier's type inference took `[0] * n` for int
+# arithmetic on 3.13 (BUILD_LIST 1 kept the constant's type as the list's).
+def test_list_repetition_of_a_constant_stays_a_list():
+    differential("""
+        def f(n):
+            l = [0] * n
+            s = repr(l)
+            t = (n,) * 2
+            return s[:10], len(s), len(l), t, {n: 1} == {n: 1}, f"{n}{n}" * 2
+    """, [(10,), (3,), (1000,), (0,)], expect="return")
+
+
+# test_functools: recursion through a Python wrapper 5,700 frames deep runs on
+# stock 3.13 (the interpreter counts no C stack for the Python calls it
+# inlines); compiled frames must not exhaust the C recursion limit first.
+def test_deep_recursion_through_a_wrapper():
+    out = check_python("""
+        import sys
+        def wrap(f):
+            def wrapper(*args, **kwds):
+                return f(*args, **kwds)
+            return wrapper
+        @wrap
+        def down(n):
+            return 0 if n <= 1 else down(n - 1) + 1
+        sys.setrecursionlimit(20000)
+        print(down(2857))
+    """, env=JIT_ENV)
+    assert out.split()[0] == "2856"
+
+
+# test_sys_settrace: a coroutine awaited by a traced frame returns without a
+# RAISE event in the awaiting frame (3.13 inlines the resume only without a
+# PEP 523 function: the hook steps aside while a tool traces).
+TRACE_ASYNC_FOR = """
+    import sys
+    class AsyncIteratorWrapper:
+        def __init__(self, obj):
+            self._it = iter(obj)
+        def __aiter__(self):
+            return self
+        async def __anext__(self):
+            try:
+                return next(self._it)
+            except StopIteration:
+                raise StopAsyncIteration
+    async def doit_async():
+        async for letter in AsyncIteratorWrapper("abc"):
+            x = letter
+        y = 42
+    base = doit_async.__code__.co_firstlineno
+    events = []
+    def tracer(frame, event, arg):
+        events.append((frame.f_code.co_name, frame.f_lineno - base, event))
+        return tracer
+    def run():
+        x = doit_async()
+        try:
+            sys.settrace(tracer)
+            x.send(None)
+        finally:
+            sys.settrace(None)
+    for i in range(2):
+        events.clear()
+        try:
+            run()
+        except StopIteration:
+            pass
+        print(events)
+"""
+
+
+def test_traced_async_for_events_as_stock():
+    stock = check_python(TRACE_ASYNC_FOR)
+    jit = check_python(TRACE_ASYNC_FOR, env=JIT_ENV)
+    assert jit.splitlines()[:2] == stock.splitlines()[:2]
+    assert "'exception'" in stock
+
+
+def test_hook_back_after_tracing():
+    out = check_python("""
+        import sys, pyjion
+        def traced():
+            return pyjion.is_enabled()
+        def inner():
+            return 1
+        sys.settrace(lambda *a: None)
+        during = traced()
+        sys.settrace(None)
+        assert inner() == 1
+        print(during, pyjion.is_enabled(), pyjion.info(inner).compiled)
+    """, env=JIT_ENV)
+    assert out.split() == ["True", "True", "True"]
