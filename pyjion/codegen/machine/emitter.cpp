@@ -3,6 +3,7 @@
 #include <string>
 
 #include "codegen_api.h"
+#include "cpython/object_layout.h"
 #include "front/bytecode.h"   // CompileError
 
 namespace pyjion {
@@ -18,9 +19,39 @@ Emitter::Emitter(CodeHolder &holder, int nlocalsplus)
     if (cold_section_ == nullptr) cold_section_ = text_section_;
 }
 
-void Emitter::incref(const x86::Gp &obj) { a_.inc(x86::qword_ptr(obj)); }
+void Emitter::incref_at(x86::Assembler &a, const x86::Gp &obj)
+{
+    if constexpr (layout::kImmortalObjects) {
+        // low32 += 1, undone when it wrapped (it was 0xFFFFFFFF: immortal).
+        a.add(x86::dword_ptr(obj, layout::kObjectRefcnt), 1);
+        a.sbb(x86::dword_ptr(obj, layout::kObjectRefcnt), 0);
+    } else {
+        a.inc(x86::qword_ptr(obj, layout::kObjectRefcnt));
+    }
+}
 
-void Emitter::decref_no_dealloc(const x86::Gp &obj) { a_.dec(x86::qword_ptr(obj)); }
+void Emitter::decref_at(x86::Assembler &a, const x86::Gp &obj)
+{
+    if constexpr (layout::kImmortalObjects) {
+        // An immortal (low 32 bits negative as an int32) is left alone; the
+        // compare leaves ZF clear then.
+        Label skip = a.newLabel();
+        a.cmp(x86::dword_ptr(obj, layout::kObjectRefcnt), 0);
+        a.jl(skip);
+        a.dec(x86::qword_ptr(obj, layout::kObjectRefcnt));
+        a.bind(skip);
+    } else {
+        a.dec(x86::qword_ptr(obj, layout::kObjectRefcnt));
+    }
+}
+
+void Emitter::incref(const x86::Gp &obj) { incref_at(a_, obj); }
+
+void Emitter::decref_no_dealloc(const x86::Gp &obj)
+{
+    // True, False and None: immortal where objects can be.
+    if constexpr (!layout::kImmortalObjects) a_.dec(x86::qword_ptr(obj));
+}
 
 void Emitter::decref(const x86::Gp &obj, int prev_unit)
 {
@@ -32,7 +63,7 @@ void Emitter::decref(const x86::Gp &obj, int prev_unit)
         // pointer's type is checked here; _Py_Dealloc is listed there.)
         call_ptr<void (*)(PyObject *)>(&_Py_Dealloc, "_Py_Dealloc", x86::rdi);
     };
-    a_.dec(x86::qword_ptr(obj));
+    decref_at(a_, obj);
     if (in_cold_) {   // already out of line: no need to jump further away
         a_.jnz(alive);
         dealloc();

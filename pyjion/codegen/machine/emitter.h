@@ -54,6 +54,11 @@ public:
     // Reference counting (ob_refcnt at offset 0). 3.12+ objects may be
     // immortal: a plain inc/dec of one never brings it to zero.
     void incref(const x86::Gp &obj);
+    // The same on an assembler of its own (site stubs): incref_at counts a
+    // reference; decref_at drops one and leaves ZF set iff the count reached
+    // zero (never for an immortal object, which both leave alone).
+    static void incref_at(x86::Assembler &a, const x86::Gp &obj);
+    static void decref_at(x86::Assembler &a, const x86::Gp &obj);
     // May call _Py_Dealloc (clobbers caller-saved registers). With prev_unit,
     // prev_instr is set to that code unit first, only on the path that
     // deallocates (a __del__ may look at the frame).

@@ -9,6 +9,9 @@ namespace pyjion::layout {
 constexpr int32_t kLongSize = offsetof(PyVarObject, ob_size);
 constexpr int32_t kLongDigit0 = offsetof(PyLongObject, ob_digit);
 
+// No immortal objects: a reference count is a plain 64-bit counter.
+constexpr bool kImmortalObjects = false;
+
 // range_iterator (Objects/rangeobject.c keeps the struct private): the
 // optimising tier steps it inline in FOR_ITER.
 struct RangeIterLayout {
