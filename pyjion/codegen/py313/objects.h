@@ -21,6 +21,11 @@ constexpr int kLongSignMask = _PyLong_SIGN_MASK;
 // ints, interned strings and static types drift against C's.
 constexpr bool kImmortalObjects = true;
 
+// A thread's or generator's handled exception is NULL when there is none:
+// POP_EXCEPT stores NULL for the None PUSH_EXC_INFO saved, and
+// _PyErr_GetTopmostException skips only NULL entries (errors.c).
+constexpr bool kNoHandledExceptionIsNull = true;
+
 // The range iterator advances start itself (no index field since 3.12).
 constexpr bool kRangeIterHasIndex = false;
 constexpr int32_t kRangeIterStart = offsetof(_PyRangeIterObject, start);

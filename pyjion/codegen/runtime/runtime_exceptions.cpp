@@ -4,6 +4,7 @@
 #include "runtime/runtime.h"
 
 #include "cpython/interp_state.h"
+#include "cpython/object_layout.h"
 #include "runtime/cpython_api.h"
 
 namespace pyjion::rt {
@@ -248,7 +249,12 @@ void pyj_rt_pop_except(PyThreadState *ts, PyObject **sp)
 {
     _PyErr_StackItem *info = ts->exc_info;
     PyObject *old = info->exc_value;
-    info->exc_value = sp[-1];
+    PyObject *saved = sp[-1];
+    if (layout::kNoHandledExceptionIsNull && saved == Py_None) {
+        Py_DECREF(saved);
+        saved = nullptr;
+    }
+    info->exc_value = saved;
     Py_XDECREF(old);
 }
 
