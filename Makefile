@@ -40,7 +40,7 @@ $(VENV)/.pyjion-built: $(STAMP) build/asmjit/lib/libasmjit.a $(SOURCES)
 
 build: $(VENV)/.pyjion-built
 
-# A wheel per supported CPython into dist/ (today 3.11): the extensions as
+# A wheel per supported CPython into dist/ (PYVER=3.11 or 3.13): the extensions as
 # built for the venv's interpreter, linking no libpython, repaired by
 # auditwheel (a manylinux tag: nothing loaded from this machine but the C
 # library), the start-up .pth inside.

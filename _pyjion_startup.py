@@ -5,7 +5,8 @@ the JIT. PYJION_THRESHOLD=N sets the threshold; PYJION_PROFILE=1 profiles.
 A top-level module rather than part of the pyjion package: a subinterpreter
 runs the .pth too, and there importing pyjion fails (its extension modules
 load into one interpreter per process); that must stay silent, and telling a
-subinterpreter from the main one up front (_xxsubinterpreters) would cost
+subinterpreter from the main one up front (_xxsubinterpreters; 3.13's
+_interpreters) would cost
 every process a third of a millisecond."""
 import os
 import sys
@@ -17,9 +18,12 @@ def _flag(name):
 
 def _main_interpreter():
     try:
-        import _xxsubinterpreters as interpreters
+        import _interpreters as interpreters          # CPython 3.13
     except ImportError:
-        return True
+        try:
+            import _xxsubinterpreters as interpreters  # CPython 3.11
+        except ImportError:
+            return True
     return interpreters.get_current() == interpreters.get_main()
 
 

@@ -99,6 +99,8 @@ cdef extern from "cpython_layer.h":
     int pyj_code_may_run_inline(PyCodeObject *co) noexcept
     int pyj_in_tracer(PyThreadState *ts) noexcept
     int PYJ_LOOP_TRAPS
+    int PYJ_CALLS_BYPASS_HOOK, PYJ_UNITS_CALL
+    void pyj_code_keep_calls_in_sight(PyCodeObject *co, const unsigned char *units) noexcept
 
 cdef extern from "cstack_guard.h":
     int pyj_cstack_exhausted() noexcept
@@ -435,6 +437,37 @@ cdef void profile_and_recompile(PyjRecord *rec, PyCodeObject *co, PyjFrame *f) n
         rec.view.state = PYJ_COMPILED   # the code it has stays (it compiled once)
 
 
+cdef unsigned char g_call_site_units[256]
+cdef bint g_call_site_units_made = False
+
+
+cdef bint call_site_units() noexcept:
+    """g_call_site_units (cpython313.h's pyj_code_keep_calls_in_sight): each
+    opcode's inline cache units, PYJ_UNITS_CALL on CALL's family; made from
+    the opcode module the first time the profiler needs it."""
+    global g_call_site_units_made
+    if g_call_site_units_made:
+        return True
+    try:
+        import opcode
+        entries = opcode._inline_cache_entries
+        family = {name: name for name in opcode.opmap}
+        for base, names in opcode._specializations.items():
+            for name in names:
+                family[name] = base
+        ops = dict(opcode.opmap)
+        ops.update(opcode._specialized_opmap)
+        for name, op in ops.items():
+            if 0 <= op < 256:
+                base = family.get(name, name)
+                g_call_site_units[op] = entries.get(base, 0) | (PYJ_UNITS_CALL if base == "CALL" else 0)
+    except BaseException:
+        PyErr_Clear()
+        return False
+    g_call_site_units_made = True
+    return True
+
+
 cdef PyObject *profiled_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
                               PyjRecord *rec, PyCodeObject *co) noexcept:
     cdef PyjCallContext ctx
@@ -447,6 +480,8 @@ cdef PyObject *profiled_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
         except BaseException:
             PyErr_Clear()
             rec.prof.listed = 0
+        if PYJ_CALLS_BYPASS_HOOK and call_site_units():
+            pyj_code_keep_calls_in_sight(co, g_call_site_units)   # every call the hook's to see
     pyj_prof_begin(&ctx, rec, <PyObject *>co, generation)
     result = run_frame(ts, f, throwflag, rec, co)
     pyj_prof_end(&ctx, g_generation)

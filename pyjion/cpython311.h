@@ -148,6 +148,16 @@ static inline int pyj_code_may_run_inline(PyCodeObject *co)
 /* tstate->tracing: a trace or profile function is running. */
 static inline int pyj_in_tracer(PyThreadState *ts) { return ts->tracing != 0; }
 
+/* 3.11's interpreter enters every Python frame through the hook (3.13's
+ * CALL_ALLOC_AND_ENTER_INIT does not: cpython313.h). */
+#define PYJ_CALLS_BYPASS_HOOK 0
+#define PYJ_UNITS_CALL 0x80
+static inline void pyj_code_keep_calls_in_sight(PyCodeObject *co, const unsigned char *units)
+{
+    (void)co;
+    (void)units;
+}
+
 /* The thread state of the main thread (the one that runs pending calls). */
 static inline PyThreadState *pyj_main_thread_state(void)
 {

@@ -142,6 +142,34 @@ static inline int pyj_code_may_run_inline(PyCodeObject *co)
 
 static inline int pyj_in_tracer(PyThreadState *ts) { return ts->tracing != 0; }
 
+/* 3.13's CALL_ALLOC_AND_ENTER_INIT (a class call specialised where __init__
+ * is a simple Python function) pushes __init__'s frame inside the
+ * interpreter without the PEP 523 check its other inlining specialisations
+ * make: the hook never sees those calls. The profiler must see every call,
+ * so in code it profiles no CALL site specialises from then on: that
+ * specialisation goes back to CALL, and every CALL site's adaptive counter is
+ * made unreachable (CPython's own UNREACHABLE_BACKOFF: the site never asks to
+ * specialise again). `units[op]`: the inline cache units after opcode op,
+ * PYJ_UNITS_CALL added where op is CALL or one of its specialisations (made
+ * from the opcode module, _eval.pyx's call_site_units). Instrumented code
+ * (sys.monitoring) and executors are left alone. */
+#define PYJ_CALLS_BYPASS_HOOK 1
+#define PYJ_UNITS_CALL 0x80
+static inline void pyj_code_keep_calls_in_sight(PyCodeObject *co, const unsigned char *units)
+{
+    _Py_CODEUNIT *code = _PyCode_CODE(co);
+    int n = (int)Py_SIZE(co);
+    for (int i = 0; i < n;) {
+        int op = code[i].op.code;
+        if (op >= MIN_INSTRUMENTED_OPCODE || op == ENTER_EXECUTOR) return;
+        if (units[op] & PYJ_UNITS_CALL) {
+            if (op == CALL_ALLOC_AND_ENTER_INIT) code[i].op.code = CALL;
+            if (i + 1 < n) code[i + 1].cache = 0xFFFF;   /* UNREACHABLE_BACKOFF */
+        }
+        i += 1 + (units[op] & ~PYJ_UNITS_CALL);
+    }
+}
+
 static inline PyThreadState *pyj_main_thread_state(void) { return _PyRuntime.main_tstate; }
 
 static inline int pyj_on_main_thread(void) { return PyThread_get_thread_ident() == _PyRuntime.main_thread; }

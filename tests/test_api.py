@@ -11,7 +11,7 @@ import pyjion
 import jitcheck
 from jitcheck import (assert_compiled, assert_too_large, check_python, differential,
                       instruction_count, jit_off, jit_on, make_function, max_instructions, opnames,
-                      register_source, too_large_reason)
+                      register_source, too_large_reason, PY313, version_opcode)
 
 
 def fresh(src, name=None):
@@ -27,8 +27,8 @@ def add(a, b):
 
 # Every CPython 3.11 instruction compiles; code objects with more than
 # config()["max_instructions"] instructions stay in CPython's interpreter. Under
-# the `size_limit` fixture (SIZE_LIMIT = 10 instructions) ADD (7) compiles and
-# TOO_BIG (14) fails to.
+# the `size_limit` fixture (SIZE_LIMIT = 10 instructions) ADD (7; 6 on 3.13)
+# compiles and TOO_BIG (14; 16 on 3.13) fails to.
 TOO_BIG = """
 def g(x):
     n = 0
@@ -36,11 +36,12 @@ def g(x):
         n += 1
     return n
 """
+ADD_SIZE, TOO_BIG_SIZE = (6, 16) if PY313 else (7, 14)
 
 
 def test_size_limit_examples(size_limit):
-    assert instruction_count(fresh(ADD)) == 7 <= size_limit
-    assert instruction_count(fresh(TOO_BIG)) == 14 > size_limit
+    assert instruction_count(fresh(ADD)) == ADD_SIZE <= size_limit
+    assert instruction_count(fresh(TOO_BIG)) == TOO_BIG_SIZE > size_limit
 
 
 # ---- enable / disable / is_enabled ------------------------------------------------
@@ -197,7 +198,7 @@ def test_info_failed_gives_the_reason(jit, size_limit):
     assert g("abc") == 3
     i = assert_too_large(g, size_limit)
     assert i.compile_result == pyjion.CompilationResult.IncompatibleSize
-    assert i.reason == "code object too large: 14 instructions (limit 10)"
+    assert i.reason == "code object too large: %d instructions (limit 10)" % TOO_BIG_SIZE
     assert i.code_size == 0 and i.tier == 0
     assert g("abcd") == 4                       # still works, interpreted
     assert pyjion.info(g).run_count == 2
@@ -410,6 +411,7 @@ def test_dis_native_prints_boundaries_and_mnemonics(jit):
     lines = text.splitlines()
     for opcode in ("RESUME", "LOAD_FAST", "STORE_FAST", "BINARY_OP", "COMPARE_OP",
                    "POP_JUMP_FORWARD_IF_FALSE", "RETURN_VALUE"):
+        opcode = version_opcode(opcode)
         assert any(l.startswith("; ") and opcode in l for l in lines), opcode
     mnemonics = {l.split()[1] for l in lines if not l.startswith(";")}
     for m in ("push", "mov", "call", "ret", "cmp"):
@@ -447,9 +449,10 @@ def test_stats_counts_compiled_and_failed(jit, size_limit):
     assert j["failed"] == 3
     # the key is the reason up to " at offset": for the size limit, the whole
     # reason, so code objects of different sizes are counted apart
-    assert instruction_count(h) == 12
-    assert j["failed_reasons"] == {"code object too large: 14 instructions (limit 10)": 2,
-                                   "code object too large: 12 instructions (limit 10)": 1}
+    h_size = 14 if PY313 else 12
+    assert instruction_count(h) == h_size
+    assert j["failed_reasons"] == {"code object too large: %d instructions (limit 10)" % TOO_BIG_SIZE: 2,
+                                   "code object too large: %d instructions (limit 10)" % h_size: 1}
     assert j["failed_reasons"] == {too_large_reason(g1, size_limit): 2,
                                    too_large_reason(h, size_limit): 1}
     # every compile's code: f2's is f1's first; f1's second (the optimising
@@ -645,7 +648,12 @@ def test_generator_run_count_is_one_plus_the_resumes(nojit):
     finally:
         sys.setprofile(None)
     creations = 5
-    assert resumes == 3 + 4 + 2 + 1 + 2
+    if PY313:
+        # 3.13's close() finishes a generator without evaluating its frame
+        # when it is unstarted, or suspended at a yield outside any try block
+        assert resumes == 3 + 4 + 1 + 0 + 2
+    else:
+        assert resumes == 3 + 4 + 2 + 1 + 2
     with jit_on():
         got = _drive_generators(gen_jit)
     assert got == want
@@ -748,7 +756,7 @@ def test_except_star_compiles_and_matches_the_interpreter(src):
     if nested:                                  # the inner function compiles too
         f = make_function(src, register_source(src, "api"))
         inner = next(c for c in f.__code__.co_consts if hasattr(c, "co_code"))
-        assert "PREP_RERAISE_STAR" in [ins.opname for ins in dis.get_instructions(inner)]
+        assert version_opcode("PREP_RERAISE_STAR") in [ins.opname for ins in dis.get_instructions(inner)]
         with jit_on():
             assert f("ab") == 2 and f(1) == -1
         assert_compiled(f)

@@ -14,6 +14,8 @@ import textwrap
 
 import pytest
 
+from jitcheck import PY313
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -237,6 +239,8 @@ def test_uncaught_exception_traceback_is_pythons(tmp_path, mode):
     if mode != "hook":
         assert "Traceback (most recent call last):" in jitted.stderr
         assert "pyjion" not in jitted.stderr and "runpy" not in jitted.stderr
+    elif PY313:                 # the comprehension is inlined into level1 (PEP 709)
+        assert "hook: ZeroDivisionError ['<module>', 'level1', 'level2', 'divide'] True" in jitted.stdout
     else:
         assert "hook: ZeroDivisionError ['<module>', 'level1', '<listcomp>', 'level2', 'divide'] True" \
             in jitted.stdout
@@ -387,7 +391,11 @@ def test_profile_to_file(tmp_path):
     assert st.stats[(prog, 16, "main")][:2] == (1, 1)
     callers = st.stats[(prog, 6, "fib")][4]
     assert callers[(prog, 16, "main")][:2] == (1, 1)
-    assert callers[(prog, 14, "<listcomp>")][:2] == (10, 10)
+    if PY313:                   # the comprehension is inlined into walk (PEP 709)
+        assert callers[(prog, 13, "walk")][:2] == (10, 10)
+        assert not [k for k in st.stats if k[2] == "<listcomp>"]
+    else:
+        assert callers[(prog, 14, "<listcomp>")][:2] == (10, 10)
     assert not [k for k in st.stats if "pyjion" in k[0]]    # no pyjion internals
     out = python(["-m", "pstats", "out.prof"], tmp_path, stdin="sort calls\nstats 3\nquit\n")   # fib: most calls (times vary)
     assert "fib" in out.stdout
@@ -419,6 +427,8 @@ def test_no_jit_and_threshold(tmp_path):
     assert first[:3] == ["True", "True", "0"] and first[3] in ("compiled", "failed")
 
 
+@pytest.mark.xfail(PY313, reason="3.13 layer: no loop-header trap, so no loop is moved into machine code "
+                   "(issue 26)", strict=True)
 def test_jit_stats_at_exit(tmp_path):
     write(tmp_path / "prog.py", """
         import atexit

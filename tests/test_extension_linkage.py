@@ -1,5 +1,5 @@
 """The extension modules as a wheel must ship them: no libpython among their
-needed libraries (so any CPython 3.11 build loads them, one with libpython in
+needed libraries (so any CPython 3.11 (or 3.13) build loads them, one with libpython in
 its executable included), every CPython symbol they use exported by
 libpython (what -Wl,-z,defs checked when they linked it: a symbol CPython
 keeps internal fails here instead of at import), and nothing else needed
@@ -7,13 +7,15 @@ but the C library's parts (libstdc++ and AsmJit are linked in)."""
 import glob
 import os
 import subprocess
+import sys
 import sysconfig
 
 import pytest
 
 from jitcheck import REPO
 
-EXTENSIONS = sorted(glob.glob(os.path.join(REPO, "pyjion", "_*.cpython-311-*.so")))
+# the extensions built for the running CPython (3.11 or 3.13)
+EXTENSIONS = sorted(glob.glob(os.path.join(REPO, "pyjion", "_*.cpython-%d%d-*.so" % sys.version_info[:2])))
 ALLOWED_NEEDED = {"libc.so.6", "libm.so.6", "libpthread.so.0", "librt.so.1", "libdl.so.2", "ld-linux-x86-64.so.2"}
 
 
@@ -34,7 +36,7 @@ def libpython_exports():
     libdir, ldlib = sysconfig.get_config_var("LIBDIR"), sysconfig.get_config_var("LDLIBRARY") or ""
     shared = os.path.join(libdir, ldlib)
     return dynamic_symbols(shared if ldlib.endswith(".so") and os.path.exists(shared) else
-                           os.path.realpath(sysconfig.get_config_var("BINDIR") + "/python3.11"), defined=True)
+                           os.path.realpath(sysconfig.get_config_var("BINDIR") + "/python%d.%d" % sys.version_info[:2]), defined=True)
 
 
 def test_both_extensions_are_built():

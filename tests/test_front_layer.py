@@ -1,19 +1,19 @@
 """The front layer (pyjion/codegen/front: decoding, jump targets, stack
 depths, the exception table) builds from one tree for each supported CPython
 and decodes that CPython's bytecode as its dis module does: built alone as a
-probe module (tests/probes/front_decode.cpp) for 3.11 and for pyenv's 3.13,
+probe module (tests/probes/front_decode.cpp) for the running CPython and for
+the other supported one (pyenv's),
 and run over a corpus of standard-library code there
 (tests/probes/front_check.py)."""
 import os
 import subprocess
-import sys
 
 import pytest
 
 from jitcheck import REPO
-from test_other_pythons import OTHERS
+import test_other_pythons
 
-PYTHONS = [("3.11", sys.executable), ("3.13", dict(OTHERS).get("3.13"))]
+PYTHONS = [(v, test_other_pythons.PYTHONS.get(v)) for v in ("3.11", "3.13")]
 SOURCES = [os.path.join(REPO, "pyjion", "codegen", "front", name) for name in ("bytecode.cpp", "exception_table.cpp")]
 
 

@@ -4,6 +4,15 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+from jitcheck import PY313
+
+# The shared direct-call stubs (machine code that pushes a callee's frame)
+# exist on 3.11 only: 3.13's compiled code calls through vectorcall.
+NO_STUBS_313 = pytest.mark.xfail(PY313, reason="3.13 layer: no direct-call stubs, compiled code calls "
+                                 "through vectorcall (issue 26)", strict=True)
+
 PROGRAM = r'''
 import os, sys
 import pyjion
@@ -67,13 +76,22 @@ def test_map_names_compiled_code_at_its_address():
         mine = [e for e in entries if e[2].startswith("pyjion::work:<string>:")]
         assert mine == [(address, size, mine[0][2])]
         assert any(name.startswith("pyjion::step:") for _, _, name in entries)
-        # the shared direct-call stubs are code too
-        assert any(name.startswith("pyjion::direct_call_stub_") for _, _, name in entries)
         # blocks never overlap
         spans = sorted((s, s + n) for s, n, _ in entries)
         assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
     finally:
         os.unlink(path)
+
+
+@NO_STUBS_313
+def test_map_names_the_direct_call_stubs():
+    stdout, lines = run()
+    try:
+        entries = read_map(lines["map"])
+        # the shared direct-call stubs are code too
+        assert any(name.startswith("pyjion::direct_call_stub_") for _, _, name in entries)
+    finally:
+        os.unlink(lines["map"])
 
 
 def test_forked_child_writes_its_own_map():
@@ -84,8 +102,19 @@ def test_forked_child_writes_its_own_map():
         child_names = [n for _, _, n in read_map(child)]
         assert not any("child_only" in n for n in parent_names)
         assert any("child_only" in n for n in child_names)
+    finally:
+        for p in (parent, child):
+            if os.path.exists(p):
+                os.unlink(p)
+
+
+@NO_STUBS_313
+def test_forked_child_map_names_the_inherited_stubs():
+    stdout, lines = run(["fork"])
+    parent, child = lines["map"], "/tmp/perf-%s.map" % lines["child"]
+    try:
         # the child's map names the stubs it inherited, so it stands alone
-        assert any(n.startswith("pyjion::direct_call_stub_") for n in child_names)
+        assert any(n.startswith("pyjion::direct_call_stub_") for _, _, n in read_map(child))
     finally:
         for p in (parent, child):
             if os.path.exists(p):
@@ -105,7 +134,23 @@ def test_off_by_default_and_switched_on_late_names_the_stubs():
         names = [n for _, _, n in read_map(lines["map"])]
         assert not any("warm" in n for n in names)   # compiled before the map was on
         assert any(n.startswith("pyjion::work:") for n in names)
+        if not PY313:           # (3.13: test_late_map_names_the_stubs_made_before)
+            # made before the map was on, named when it was switched on
+            assert "pyjion::direct_call_stub_1" in names
+    finally:
+        os.unlink(lines["map"])
+
+
+@NO_STUBS_313
+def test_late_map_names_the_stubs_made_before():
+    late = ("import pyjion\n"
+            "def inner(x):\n    return x\n"
+            "def warm(x):\n    return inner(x)\n"   # makes the one-argument stub
+            "pyjion.enable(threshold=0); warm(1); warm(2)\n"
+            "pyjion.config(perf_map=True)\n")
+    stdout, lines = run(env_on=False, extra=late)
+    try:
         # made before the map was on, named when it was switched on
-        assert "pyjion::direct_call_stub_1" in names
+        assert "pyjion::direct_call_stub_1" in [n for _, _, n in read_map(lines["map"])]
     finally:
         os.unlink(lines["map"])

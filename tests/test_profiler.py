@@ -508,6 +508,33 @@ def test_counts_and_callers_match_cprofile(tmp_path, program, mode):
         check_compiled(pj)
 
 
+CLASS_CALLS = """
+    class Point:
+        def __init__(self, x, y):
+            self.x = x
+            self.y = y
+
+    def main():
+        points = []
+        for i in range(300):
+            points.append(Point(i, -i))
+        return len(points)
+"""
+
+
+@pytest.mark.parametrize("mode", ["interp", "jit"])
+def test_every_init_of_a_class_call_in_a_loop_is_counted(tmp_path, mode):
+    # A warm class call with a simple Python __init__: 3.13's interpreter
+    # specialises it (CALL_ALLOC_AND_ENTER_INIT) to push __init__'s frame
+    # without asking the PEP 523 hook; profiled code must still show every call.
+    cp = run_profiled(tmp_path, CLASS_CALLS, "cprofile")
+    pj = run_profiled(tmp_path, CLASS_CALLS, mode)
+    prog = pj["prog"]
+    init = [v for k, v in pj["stats"].items() if k[0] == prog and k[2] == "__init__"]
+    assert len(init) == 1 and init[0][:2] == (300, 300)
+    compare_with_cprofile(cp["stats"], pj["stats"], prog)
+
+
 def check_compiled(data):
     """With the JIT forced (threshold 0), every function that ran was handed to the compiler."""
     ran = [k for k in data["states"] if k in data["stats"]]

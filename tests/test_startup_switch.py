@@ -123,9 +123,17 @@ print("parent", f(1, 1), pyjion.info(f).run_count)
     assert out.splitlines() == ["child 0", "parent 2 2"]
 
 
-SUBINTERPRETER = """
-import _xxsubinterpreters as interpreters
-import pyjion
+IMPORT_INTERPRETERS = """
+try:
+    import _interpreters as interpreters          # CPython 3.13
+    # 3.13 makes isolated ones by default, refusing extensions that do not
+    # support them at import; "legacy" is what 3.11's create() made
+    CONFIG = ("legacy",)
+except ImportError:
+    import _xxsubinterpreters as interpreters      # CPython 3.11
+    CONFIG = ()
+"""
+SUBINTERPRETER = IMPORT_INTERPRETERS + """import pyjion
 interp = interpreters.create()
 interpreters.run_string(interp, "import sys; print('sub', sum(range(10)), 'pyjion' in sys.modules)")
 print("main", pyjion.is_enabled())
@@ -154,8 +162,8 @@ print("installed", pyjion.is_enabled())
 def test_a_subinterpreter_cannot_install_the_hook():
     # The main interpreter never imported pyjion, so a subinterpreter can
     # import it; installing the hook there is refused with a clear error.
-    out = check_python("import _xxsubinterpreters as interpreters\n"
-                       "interpreters.run_string(interpreters.create(), %r)\n" % IN_SUBINTERPRETER)
+    out = check_python(IMPORT_INTERPRETERS +
+                       "interpreters.run_string(interpreters.create(*CONFIG), %r)\n" % IN_SUBINTERPRETER)
     assert out.splitlines() == [
         "refused: pyjion runs in the main interpreter only, not in a subinterpreter",
         "installed False"]
@@ -163,13 +171,13 @@ def test_a_subinterpreter_cannot_install_the_hook():
 
 def test_startup_leaves_what_it_does_not_need_unloaded():
     # Every PYJION=1 process pays for start-up: it does not ask
-    # _xxsubinterpreters, make the CompilationResult enum or run the getitem
+    # _xxsubinterpreters (3.13: _interpreters), make the CompilationResult enum or run the getitem
     # probe (each made or run when first needed).
     out = check_python("""
         import sys
         import pyjion
         from pyjion import _eval
-        print(pyjion.is_enabled(), "_xxsubinterpreters" in sys.modules,
+        print(pyjion.is_enabled(), "_xxsubinterpreters" in sys.modules or "_interpreters" in sys.modules,
               "CompilationResult" in vars(pyjion), _eval._getitem_probe_result())
         print(pyjion.CompilationResult.Success == 1, "CompilationResult" in vars(pyjion))
     """, env={"PYJION": "1"})

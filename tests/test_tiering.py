@@ -20,7 +20,12 @@ import pytest
 
 import pyjion
 from pyjion import _eval
-from jitcheck import fresh_namespace, jit_off, jit_on
+from jitcheck import PY313, fresh_namespace, jit_off, jit_on
+
+# On 3.13 the interpreter clears and pops a frame when it returns from it, so
+# the loop-header trap cannot hand a running frame to machine code: no OSR.
+NO_TRAP_313 = pytest.mark.xfail(PY313, reason="3.13 layer: no loop-header trap, so no OSR of a running "
+                                "interpreted frame (issue 26)", strict=True)
 
 NEVER = 10 ** 9     # a threshold no call count reaches
 
@@ -84,6 +89,7 @@ def test_fresh_interpreter_defaults_to_the_tiered_threshold():
     assert out == ["0", "False"]       # eager mode needs no sampler
 
 
+@NO_TRAP_313
 def test_osr_for_loop():
     assert osr_same_as_stock("""
         def f(n):
@@ -96,6 +102,7 @@ def test_osr_for_loop():
     """, args=(1000,)) == ("ok", sum(i * i for i in range(1000)))
 
 
+@NO_TRAP_313
 def test_osr_while_loop_with_empty_stack_at_header():
     osr_same_as_stock("""
         def f(n):
@@ -110,6 +117,7 @@ def test_osr_while_loop_with_empty_stack_at_header():
     """, args=(500,))
 
 
+@NO_TRAP_313
 def test_osr_inner_loop_of_a_nest():
     osr_same_as_stock("""
         def f(n):
@@ -123,6 +131,7 @@ def test_osr_inner_loop_of_a_nest():
     """, args=(20,))
 
 
+@NO_TRAP_313
 def test_osr_outer_loop_when_sampled_between_inner_loops():
     osr_same_as_stock("""
         def f(n):
@@ -136,6 +145,7 @@ def test_osr_outer_loop_when_sampled_between_inner_loops():
     """, args=(40,))
 
 
+@NO_TRAP_313
 def test_osr_loop_inside_with_and_try():
     # The with block's exit function and the iterator are on the stack at the header.
     osr_same_as_stock("""
@@ -161,6 +171,7 @@ def test_osr_loop_inside_with_and_try():
     """, args=(100,))
 
 
+@NO_TRAP_313
 def test_osr_exception_escapes_with_right_traceback():
     result = osr_same_as_stock("""
         def g(x):
@@ -176,6 +187,7 @@ def test_osr_exception_escapes_with_right_traceback():
     assert result[0] == "raised" and result[1] == "ZeroDivisionError"
 
 
+@NO_TRAP_313
 def test_osr_keeps_cells_and_locals():
     osr_same_as_stock("""
         def f(n):
@@ -192,6 +204,7 @@ def test_osr_keeps_cells_and_locals():
     """, args=(80,))
 
 
+@NO_TRAP_313
 def test_osr_loop_with_break_and_else():
     osr_same_as_stock("""
         def f(n):
@@ -212,6 +225,7 @@ def test_osr_loop_with_break_and_else():
     """, args=(100,))
 
 
+@NO_TRAP_313
 def test_osr_in_module_code():
     src = textwrap.dedent("""
         from pyjion._eval import _sample_now as sample
@@ -280,6 +294,7 @@ def test_a_generator_hot_between_yields_is_compiled_by_time():
     assert pyjion.info(jit_ns["drive"]).state == "interpreted"
 
 
+@NO_TRAP_313
 def test_frames_of_the_same_code_in_recursion():
     # The trap is set while an outer frame of f is running: the recursive
     # (inner) frame reaches the header first and moves; the outer one, which
@@ -296,6 +311,7 @@ def test_frames_of_the_same_code_in_recursion():
     """, args=(30,), entries=1)
 
 
+@NO_TRAP_313
 def test_tracing_started_after_osr_hands_back_to_the_interpreter():
     def run(jit):
         lines = []
@@ -383,6 +399,7 @@ def test_unreached_trap_is_taken_down_by_disable():
     assert f(50) == 20 and f(5) == -1
 
 
+@NO_TRAP_313
 def test_sampler_moves_a_single_long_call_into_machine_code(tmp_path):
     script = tmp_path / "main.py"
     script.write_text(textwrap.dedent("""
@@ -421,6 +438,7 @@ def run_forking_program(code, timeout):
     return out.stdout
 
 
+@NO_TRAP_313
 def test_sampler_survives_fork():
     stdout = run_forking_program("""
         import os, pyjion
@@ -478,6 +496,7 @@ def test_stats_report_machine_code_alive():
         assert pyjion.stats()["jit"]["code_bytes_alive"] <= after - size
 
 
+@NO_TRAP_313
 def test_getitem_probe_waits_for_the_first_two_argument_trap():
     # The probe (does BINARY_SUBSCR_GETITEM bypass the hook?) runs Python code;
     # start-up does not pay for it, the first trap that needs its answer does.

@@ -1,8 +1,10 @@
-"""The wheel `make wheel` writes (dist/pyjion-*-cp311-*-manylinux_*.whl),
+"""The wheel `make wheel` writes for the running CPython
+(dist/pyjion-*-cp311-*-manylinux_*.whl; `make wheel PYVER=3.13`: cp313),
 installed as a user would: with no compiler on PATH, with pip into a fresh
 venv of Debian's own python3.11 (libpython built into its executable; by a
-non-root user) and of the interpreter this repo builds with (a shared
-libpython; by this user where it lives under a home others cannot enter),
+non-root user; on 3.13 where Debian has one) and of the interpreter this repo
+builds with (a shared libpython; by this user where it lives under a home
+others cannot enter),
 then `PYJION=1 python prog.py`, `python -m pyjion prog.py` and
 `python -m pyjion --profile prog.py` run with the JIT."""
 import glob
@@ -37,14 +39,17 @@ if "pyjion" in sys.modules:
 """
 
 
+TAG = "cp%d%d" % sys.version_info[:2]
+
+
 def wheels():
-    return sorted(glob.glob(os.path.join(REPO, "dist", "pyjion-*-cp311-cp311-manylinux_*_x86_64.whl")))
+    return sorted(glob.glob(os.path.join(REPO, "dist", "pyjion-*-%s-%s-manylinux_*_x86_64.whl" % (TAG, TAG))))
 
 
 def interpreters():
-    """Debian's python3.11 and the one the venv was made from, where they differ."""
+    """Debian's python3.11 (3.13) and the one the venv was made from, where they differ."""
     found = []
-    for exe in ("/usr/bin/python3.11", getattr(sys, "_base_executable", sys.executable)):
+    for exe in ("/usr/bin/python%d.%d" % sys.version_info[:2], getattr(sys, "_base_executable", sys.executable)):
         real = os.path.realpath(exe)
         if os.path.exists(real) and real not in [os.path.realpath(e) for e in found]:
             found.append(exe)
@@ -52,7 +57,7 @@ def interpreters():
 
 
 def test_make_wheel_wrote_one_manylinux_wheel():
-    assert len(wheels()) == 1, "run `make wheel` first: %r" % wheels()
+    assert len(wheels()) == 1, "run `make wheel PYVER=%d.%d` first: %r" % (*sys.version_info[:2], wheels())
 
 
 @pytest.fixture
