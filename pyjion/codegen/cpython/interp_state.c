@@ -49,13 +49,6 @@ Py_ssize_t pyj_interp_eval_frame_offset(void)
     return offsetof(PyInterpreterState, eval_frame);
 }
 
-#if PY_VERSION_HEX >= 0x030C0000
-Py_ssize_t pyj_interp_global_monitors_offset(void)
-{
-    return offsetof(PyInterpreterState, monitors);
-}
-#endif
-
 int pyj_gil_drop_requested(PyThreadState *ts)
 {
 #if PY_VERSION_HEX >= 0x030D0000

@@ -58,12 +58,6 @@ size_t pyj_small_int_size(void);
 // for CPython's own, else a PEP 523 function), for machine code to compare.
 Py_ssize_t pyj_interp_eval_frame_offset(void);
 
-#if PY_VERSION_HEX >= 0x030C0000
-// The offset of the interpreter's global monitors (sys.monitoring's events
-// per tool: interp->monitors, a _Py_GlobalMonitors).
-Py_ssize_t pyj_interp_global_monitors_offset(void);
-#endif
-
 // Another thread asked this one to drop the GIL.
 int pyj_gil_drop_requested(PyThreadState *ts);
 

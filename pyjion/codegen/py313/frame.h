@@ -6,8 +6,6 @@
 #include "internal/pycore_global_objects.h"   // the small-int cache bounds
 #include "opcode.h"
 
-#include "cpython/interp_state.h"
-
 namespace pyjion::layout {
 
 // _PyInterpreterFrame
@@ -69,32 +67,10 @@ inline bool code_monitored(PyCodeObject *code)
     }
     return false;
 }
-// Code whose instrumentation version is behind the interpreter's but that
-// was never instrumented (no monitoring data) while no tool monitors any
-// event globally: the interpreter's RESUME would only bring its version
-// up to date (instrumenting nothing). Every code object made after a
-// sys.settrace()/setprofile() that was turned off again is such until the
-// interpreter runs it; machine code runs it as it is.
-constexpr int32_t kTstateInterp = offsetof(PyThreadState, interp);
-// (pycore_interp.h is C only: the offset comes from cpython/interp_state.c)
-inline const int32_t kInterpGlobalMonitors = static_cast<int32_t>(pyj_interp_global_monitors_offset());
-constexpr int32_t kInterpGlobalMonitorsSize = sizeof(_Py_GlobalMonitors);
-inline bool stale_but_unmonitored(PyThreadState *ts, PyCodeObject *code)
-{
-    if (code->_co_monitoring != nullptr) return false;
-    auto *monitors = reinterpret_cast<const _Py_GlobalMonitors *>(reinterpret_cast<const char *>(ts->interp) +
-                                                                   kInterpGlobalMonitors);
-    for (uint8_t tools : monitors->tools) {
-        if (tools != 0) return false;
-    }
-    return true;
-}
 inline bool tracing_active(PyThreadState *ts, PyCodeObject *code)
 {
-    if ((ts->eval_breaker & ~static_cast<uintptr_t>(kEvalEventsMask)) != code->_co_instrumentation_version) {
-        return !stale_but_unmonitored(ts, code);
-    }
-    return code_monitored(code);
+    return (ts->eval_breaker & ~static_cast<uintptr_t>(kEvalEventsMask)) != code->_co_instrumentation_version ||
+           code_monitored(code);
 }
 constexpr int32_t kCodeMonitoring = offsetof(PyCodeObject, _co_monitoring);
 constexpr int32_t kMonitoringActive = offsetof(_PyCoMonitoringData, active_monitors);

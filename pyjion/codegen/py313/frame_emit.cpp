@@ -56,40 +56,18 @@ void leave_recursion(Emitter &e)
     a.add(x86::dword_ptr(Emitter::tstate, layout::kTstateCRecursionRemaining), py313::kCStackUnits);
 }
 
-// Jumps to `nonzero` unless the `size` bytes at [base + at] are all zero
-// (compared in the widest pieces that fit).
-static void any_byte_set(x86::Assembler &a, const x86::Gp &base, int32_t at, int32_t size, const Label &nonzero)
-{
-    while (size > 0) {
-        int32_t piece = size >= 8 ? 8 : size >= 4 ? 4 : size >= 2 ? 2 : 1;
-        a.cmp(x86::ptr(base, at, static_cast<uint32_t>(piece)), 0);
-        a.jne(nonzero);
-        at += piece;
-        size -= piece;
-    }
-}
-
-// layout::tracing_active in machine code: the instrumentation version (a
-// stale one is fine for never-instrumented code while no tool monitors
-// anything globally: layout::stale_but_unmonitored), then whether the code
-// is instrumented for any event (its active monitors, a few bytes).
+// layout::tracing_active in machine code: the instrumentation version, then
+// whether the code is instrumented for any event (its active monitors, a
+// few bytes, compared in the widest pieces that fit).
 void tracing_check(Emitter &e, PyCodeObject *code, const Label &handoff)
 {
     auto &a = e.as();
     Label quiet = a.newLabel();
-    Label stale = e.cold([quiet, handoff](Emitter &e) {   // rcx: the code
-        auto &a = e.as();
-        a.cmp(x86::qword_ptr(x86::rcx, layout::kCodeMonitoring), 0);
-        a.jne(handoff);
-        a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateInterp));
-        any_byte_set(a, x86::rax, layout::kInterpGlobalMonitors, layout::kInterpGlobalMonitorsSize, handoff);
-        a.jmp(quiet);
-    });
     a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateEvalBreaker));
     a.and_(x86::rax, ~static_cast<int32_t>(layout::kEvalEventsMask));
     e.load_address(x86::rcx, code);
     a.cmp(x86::rax, x86::qword_ptr(x86::rcx, layout::kCodeInstrumentationVersion));
-    a.jne(stale);
+    a.jne(handoff);
     a.mov(x86::rax, x86::qword_ptr(x86::rcx, layout::kCodeMonitoring));
     a.test(x86::rax, x86::rax);
     a.jz(quiet);
