@@ -9,7 +9,9 @@ import sys
 import weakref
 
 import pyjion
-from jitcheck import assert_compiled, differential, jit_on, make_function, register_source
+import pytest
+
+from jitcheck import PY313, assert_compiled, differential, jit_on, make_function, register_source
 
 ROUNDS = 30   # well past the warm-up (8 loop iterations) that fills a cache
 
@@ -150,6 +152,7 @@ def f(add, rounds):
     assert ref() is None
 
 
+@pytest.mark.xfail(PY313, reason="3.13 layer: no C-call caches at CALL sites (issue 26)", strict=True)
 def test_a_cache_releases_its_callable_with_the_code():
     src = """
 def f(rounds):

@@ -3,7 +3,9 @@ __init__ is a plain Python function: compiled code makes the instance and calls
 __init__ directly (codegen/runtime/direct_call.cpp, try_construct), without type_call
 and slot_tp_init. Results, errors, tracebacks and recursion depth must be the
 interpreter's."""
-from jitcheck import differential
+import pytest
+
+from jitcheck import PY313, differential
 
 CLASSES = """
 import abc, sys
@@ -88,6 +90,7 @@ def f(which):
 """, [(0,), (1,), (2,), (3,), (4,), (5,)], name="f", expect="raise")
 
 
+@pytest.mark.xfail(PY313, reason="3.13 layer: class calls go through type_call; no construction as CALL_ALLOC_AND_ENTER_INIT does it (its shim frame counts a second Python frame per level) (issue 26)", strict=True)
 def test_construction_at_the_recursion_limit():
     differential(CLASSES + """
 DEEPEST = [0]

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 import pyjion
-from jitcheck import REPO, assert_compiled, differential, fresh_namespace, jit_on, run_python
+from jitcheck import PY313, REPO, assert_compiled, differential, fresh_namespace, jit_on, run_python
 
 sys.path.insert(0, os.path.join(REPO, "tools"))
 import refleak  # noqa: E402
@@ -313,6 +313,7 @@ def test_keyword_calls_do_not_leak():
     refleak.check(body, warmup=3, runs=3, name="keyword calls")
 
 
+@pytest.mark.xfail(PY313, reason="3.13 layer: class calls go through type_call, whose arguments live until __init__ returns; 3.13's CALL_ALLOC_AND_ENTER_INIT hands them to __init__'s frame (issue 26)", strict=True)
 def test_constructor_arguments_live_until_init_returns():
     """type_call's argument tuple keeps the arguments while __init__ runs, so
     one that __init__ drops dies only after the call (try_construct)."""

@@ -28,6 +28,7 @@ import types
 import pytest
 
 import pyjion
+from jitcheck import PY313, version_opcode
 
 FILENAME = "<ops-names>"
 
@@ -117,7 +118,7 @@ def check(src, name, opcodes, args=(), make_globals=dict, edit=None, calls=1, be
             return build(g)
         return make(src, name, g, edit)
     fi, fj = fresh(), fresh()
-    missing = set(opcodes) - opnames(fj.__code__)
+    missing = {version_opcode(op) for op in opcodes} - opnames(fj.__code__)
     assert not missing, "test does not exercise %s" % missing
     got_i, got_j = [], []
     for k in range(calls):
@@ -142,7 +143,7 @@ def check_code(src, opcodes, make_ns=lambda: ({}, None), mode="exec", key=None, 
     target = cj
     if find is not None:
         target = next(c for c in cj.co_consts if isinstance(c, types.CodeType) and c.co_name == find)
-    missing = set(opcodes) - opnames(target)
+    missing = {version_opcode(op) for op in opcodes} - opnames(target)
     assert not missing, "test does not exercise %s" % missing
     gi, li = make_ns()
     gj, lj = make_ns()
@@ -163,11 +164,13 @@ def call0_to(keep):
     """Edit: replaces a zero-argument PRECALL/CALL by 'STORE_FAST top; STORE_FAST
     second; LOAD_FAST <keep>' (the function has locals `top` and `second`), so
     the two values a LOAD_METHOD or LOAD_GLOBAL(+NULL) pushed become visible:
-    a NULL shows as UnboundLocalError on LOAD_FAST."""
+    a NULL shows as UnboundLocalError on LOAD_FAST. (3.13: a zero-argument
+    CALL alone; its stack is [callable, self or NULL], NULL on top; and only
+    LOAD_FAST_CHECK checks for NULL.)"""
     def edit(code):
-        return patch(code, ["PRECALL", "CALL"],
+        return patch(code, ["CALL"] if PY313 else ["PRECALL", "CALL"],
                      [("STORE_FAST", local(code, "top")), ("STORE_FAST", local(code, "second")),
-                      ("LOAD_FAST", local(code, keep))])
+                      ("LOAD_FAST_CHECK" if PY313 else "LOAD_FAST", local(code, keep))])
     return edit
 
 
@@ -176,7 +179,9 @@ def drop_closure(n):
     becomes the n LOAD_CLOSUREs followed by n - 1 POP_TOPs: the cells are still
     loaded, and the first one takes the function's place."""
     def edit(code):
-        return patch(code, ["BUILD_TUPLE", "LOAD_CONST", "MAKE_FUNCTION"], [("POP_TOP", 0)] * (n - 1))
+        # 3.13 sets the closure after MAKE_FUNCTION (SET_FUNCTION_ATTRIBUTE 8).
+        find = ["BUILD_TUPLE", "LOAD_CONST", "MAKE_FUNCTION"] + (["SET_FUNCTION_ATTRIBUTE"] if PY313 else [])
+        return patch(code, find, [("POP_TOP", 0)] * (n - 1))
     return edit
 
 
@@ -334,10 +339,11 @@ def test_load_global_push_null():
         if 0: top = second = 0
         return len()
     """
-    # LOAD_GLOBAL (NULL + len): the value on top, NULL below.
-    _, _, got = check(src, "f", {"LOAD_GLOBAL"}, edit=call0_to("top"), key=lambda v: v is len)
+    # LOAD_GLOBAL (NULL + len): the value on top, NULL below (3.13: len, then NULL on top).
+    value, null = ("second", "top") if PY313 else ("top", "second")
+    _, _, got = check(src, "f", {"LOAD_GLOBAL"}, edit=call0_to(value), key=lambda v: v is len)
     assert got == [("ok", True)]
-    _, _, got = check(src, "f", {"LOAD_GLOBAL"}, edit=call0_to("second"))
+    _, _, got = check(src, "f", {"LOAD_GLOBAL"}, edit=call0_to(null))
     assert got[0][1] is UnboundLocalError
 
 
@@ -593,23 +599,29 @@ def missing(o):
 """
 
 
+def _null_above(keep):
+    """3.13's LOAD_ATTR with the method bit pushes [attribute, NULL] where
+    3.11's LOAD_METHOD pushed [NULL, attribute]: the two slots trade places."""
+    return {"top": "second", "second": "top"}[keep] if PY313 else keep
+
+
 @pushes_null
 @pytest.mark.parametrize("name,obj,keep,expect", [
-    ("f", "WithAttr()", "top", "instance attribute"),    # [NULL, attr]
-    ("f", "WithAttr()", "second", UnboundLocalError),
+    ("f", "WithAttr()", _null_above("top"), "instance attribute"),    # [NULL, attr]
+    ("f", "WithAttr()", _null_above("second"), UnboundLocalError),
     ("g", "WithAttr()", "top", "self"),                  # [meth, self]
     ("g", "WithAttr()", "second", "function"),
     ("h", "[]", "top", "self"),
     ("h", "[]", "second", "method_descriptor"),
     ("missing", "[]", "top", AttributeError),
-    ("g", "WithAttr", "top", "function"),                # a function on the class: [NULL, function]
-    ("g", "WithAttr", "second", UnboundLocalError),
+    ("g", "WithAttr", _null_above("top"), "function"),   # a function on the class: [NULL, function]
+    ("g", "WithAttr", _null_above("second"), UnboundLocalError),
 ])
 def test_load_method(name, obj, keep, expect):
     gi, gj = {}, {}
     fi = make(METHOD_SRC, name, gi, call0_to(keep))
     fj = make(METHOD_SRC, name, gj, call0_to(keep))
-    assert "LOAD_METHOD" in opnames(fj.__code__)
+    assert version_opcode("LOAD_METHOD") in opnames(fj.__code__)
     oi, oj = eval(obj, gi), eval(obj, gj)
 
     def key(v, g):
@@ -811,7 +823,9 @@ def test_import_star_with_fast_locals(fake_modules):
         b = 0
         return a + b
     """
-    edit = lambda code: patch(code, ["IMPORT_FROM", "STORE_FAST", "POP_TOP"], [("IMPORT_STAR", 0)])
+    # (3.13: `import *` is CALL_INTRINSIC_1 INTRINSIC_IMPORT_STAR (2), whose None the POP_TOP drops.)
+    star = [("CALL_INTRINSIC_1", 2), ("POP_TOP", 0)] if PY313 else [("IMPORT_STAR", 0)]
+    edit = lambda code: patch(code, ["IMPORT_FROM", "STORE_FAST", "POP_TOP"], star)
     _, _, got = check(src, "f", {"IMPORT_STAR"}, edit=edit)
     assert got == [("ok", 1)]
     src = """
@@ -1008,7 +1022,7 @@ def test_class_body_classderef():
         return code
     gi, gj = {"__name__": "opsmod"}, {"__name__": "opsmod"}
     fi, fj = make(src, "outer", gi), make(src, "outer", gj)
-    assert "LOAD_CLASSDEREF" in opnames(body(fj))
+    assert version_opcode("LOAD_CLASSDEREF") in opnames(body(fj))
     for args in [(5, False), (6, True)]:
         oi = outcome(lambda: fi(*args), key=lambda C: (C.a, C.b))
         with jit():
@@ -1044,7 +1058,7 @@ def test_class_body_classderef_prefers_namespace():
         oj = outcome(fj, key=lambda ns: (ns.d["a"], ns.log))
     assert oj == oi and oj[1][0] == "namespace"
     body = next(c for c in fj.__code__.co_consts if isinstance(c, types.CodeType) and c.co_name == "C")
-    assert "LOAD_CLASSDEREF" in opnames(body)
+    assert version_opcode("LOAD_CLASSDEREF") in opnames(body)
     assert pyjion.info(body).compiled, pyjion.info(body).reason
 
 

@@ -26,7 +26,9 @@ def test_churning_code_objects_keeps_memory_flat():
         OK = ("def f(a, b):\\n    c = a + b * %d\\n    while c > 100:\\n        c //= 3\\n"
               "    if c > 3:\\n        return c - 1\\n    return c\\n")
         # every opcode compiles: the size limit (30 instructions here) is what
-        # leaves code to the interpreter; g has 42 (f has 29)
+        # leaves code to the interpreter; g has 42 on 3.11, 41 on 3.13 (f has 29)
+        import sys
+        G_SIZE = 41 if sys.version_info >= (3, 13) else 42
         FAIL = ("def g(a):\\n    try:\\n        r = len(a) + %d\\n"
                 "    except* TypeError:\\n        r = -1\\n    return r\\n")
 
@@ -39,7 +41,7 @@ def test_churning_code_objects_keeps_memory_flat():
                 exec(compile(FAIL % k, "<fail>", "exec"), ns)
                 assert ns["g"]("ab") == 2 + k
                 assert pyjion.info(ns["g"]).failed
-                assert pyjion.info(ns["g"]).reason == "code object too large: 42 instructions (limit 30)"
+                assert pyjion.info(ns["g"]).reason == "code object too large: %d instructions (limit 30)" % G_SIZE
                 del ns
 
         pyjion.config(max_instructions=30)

@@ -278,11 +278,23 @@ code = pyjion._compiled_code(spin)
 resume = [b[0] for b in code.boundaries if b[2] == "RESUME"][0]
 md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
 insns = list(md.disasm(code.code[resume:resume + 80], 0))
-pairs = [(a, b) for a, b in zip(insns, insns[1:])
-         if a.mnemonic == "movabs" and a.op_str.startswith("rax,") and b.mnemonic == "cmp"
-         and b.op_str == "dword ptr [rax], 0"]
-assert pairs, insns
-breaker = ctypes.c_int.from_address(int(pairs[0][0].op_str.split(",")[1], 16))
+import sys
+if sys.version_info >= (3, 13):
+    # 3.13: the flags are the low byte of the thread's eval_breaker, which
+    # the check tests through the thread-state register (test byte ptr
+    # [r12 + offset], 0xff); this is the main thread's.
+    tests = [a for a in insns if a.mnemonic == "test" and a.op_str.startswith("byte ptr [r12 + ")
+             and a.op_str.endswith("], 0xff")]
+    assert tests, insns
+    offset = int(tests[0].op_str.split("+")[1].split("]")[0], 16)
+    ctypes.pythonapi.PyThreadState_Get.restype = ctypes.c_void_p
+    breaker = ctypes.c_uint8.from_address(ctypes.pythonapi.PyThreadState_Get() + offset)
+else:
+    pairs = [(a, b) for a, b in zip(insns, insns[1:])
+             if a.mnemonic == "movabs" and a.op_str.startswith("rax,") and b.mnemonic == "cmp"
+             and b.op_str == "dword ptr [rax], 0"]
+    assert pairs, insns
+    breaker = ctypes.c_int.from_address(int(pairs[0][0].op_str.split(",")[1], 16))
 
 def settled():
     # give the interpreter a few chances to recompute the flag

@@ -10,7 +10,9 @@ import sys
 import pyjion
 import pyjion._codegen
 
-from jitcheck import fresh_copies, jit_off, jit_on, norm
+import pytest
+
+from jitcheck import PY313, fresh_copies, jit_off, jit_on, norm
 
 
 def outcome(call):
@@ -68,6 +70,7 @@ def bad_calls():
 """
 
 
+@pytest.mark.xfail(PY313, reason="3.13 layer: functions are not given pyjion's vectorcall (no function watcher or entry without the hook yet) (issue 26)", strict=True)
 def test_c_and_interpreted_callers_get_stock_results():
     f_jit, f_ref = fresh_copies(SRC, "vc", "through_c")
     with jit_on():
@@ -142,6 +145,7 @@ def test_disabled_and_traced_calls_are_cpythons():
     assert sum(1 for e in want[1] if e[:2] == ("call", "key_of")) == 10
 
 
+@pytest.mark.xfail(PY313, reason="3.13 layer: interpreted functions are not given pyjion's vectorcall by the hook's C entry (issue 26)", strict=True)
 def test_interpreted_callees_are_called_without_pyeval_vector():
     """Functions that stay interpreted (a threshold no call reaches) and take
     positional parameters get pyjion's vectorcall from the hook's C entry: C

@@ -152,14 +152,11 @@ void emit_attribute_outcome(x86::Assembler &a, const Label &at, const x86::Mem &
 {
     Label dies = a.newLabel();
     a.bind(at);
-    Label lives = a.newLabel();
-    emit_incref(a, x86::rax);
+    Emitter::incref_at(a, x86::rax);
     if (clear_first_slot) a.mov(x86::qword_ptr(x86::rsi), 0);
     a.mov(slot, x86::rax);
-    emit_skip_if_immortal(a, x86::rdi, lives);
-    a.dec(x86::qword_ptr(x86::rdi));
+    Emitter::decref_at(a, x86::rdi);
     a.jz(dies);
-    a.bind(lives);
     a.xor_(x86::eax, x86::eax);
     a.ret();
     a.bind(dies);
@@ -183,7 +180,7 @@ void emit_load_method(x86::Assembler &a)
     });
     // [method, owner]: the owner's reference moves up one slot.
     a.bind(w.method);
-    emit_incref(a, x86::rax);
+    Emitter::incref_at(a, x86::rax);
     a.mov(x86::qword_ptr(x86::rsi), x86::rax);
     a.mov(x86::qword_ptr(x86::rsi, 8), x86::rdi);
     a.xor_(x86::eax, x86::eax);
@@ -197,7 +194,7 @@ void emit_load_global(x86::Assembler &a)
 {
     Label miss = a.newLabel();
     global_value(a, miss);
-    emit_incref(a, x86::rax);
+    Emitter::incref_at(a, x86::rax);
     a.ret();
     a.bind(miss);
     a.xor_(x86::eax, x86::eax);

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "codegen_api.h"
+#include "cpython/object_layout.h"
 #include "front/bytecode.h"   // CompileError
 
 namespace pyjion {
@@ -18,35 +19,38 @@ Emitter::Emitter(CodeHolder &holder, int nlocalsplus)
     if (cold_section_ == nullptr) cold_section_ = text_section_;
 }
 
-void emit_incref(x86::Assembler &a, const x86::Gp &obj)
+void Emitter::incref_at(x86::Assembler &a, const x86::Gp &obj)
 {
-#if PY_VERSION_HEX >= 0x030C0000
-    a.add(x86::dword_ptr(obj), 1);
-    a.sbb(x86::dword_ptr(obj), 0);
-#else
-    a.inc(x86::qword_ptr(obj));
-#endif
+    if constexpr (layout::kImmortalObjects) {
+        // low32 += 1, undone when it wrapped (it was 0xFFFFFFFF: immortal).
+        a.add(x86::dword_ptr(obj, layout::kObjectRefcnt), 1);
+        a.sbb(x86::dword_ptr(obj, layout::kObjectRefcnt), 0);
+    } else {
+        a.inc(x86::qword_ptr(obj, layout::kObjectRefcnt));
+    }
 }
 
-void emit_skip_if_immortal(x86::Assembler &a, const x86::Gp &obj, const Label &skip)
+void Emitter::decref_at(x86::Assembler &a, const x86::Gp &obj)
 {
-#if PY_VERSION_HEX >= 0x030C0000
-    a.cmp(x86::dword_ptr(obj), 0);
-    a.jl(skip);
-#else
-    (void)a, (void)obj, (void)skip;
-#endif
+    if constexpr (layout::kImmortalObjects) {
+        // An immortal (low 32 bits negative as an int32) is left alone; the
+        // compare leaves ZF clear then.
+        Label skip = a.newLabel();
+        a.cmp(x86::dword_ptr(obj, layout::kObjectRefcnt), 0);
+        a.jl(skip);
+        a.dec(x86::qword_ptr(obj, layout::kObjectRefcnt));
+        a.bind(skip);
+    } else {
+        a.dec(x86::qword_ptr(obj, layout::kObjectRefcnt));
+    }
 }
 
-void Emitter::incref(const x86::Gp &obj) { emit_incref(a_, obj); }
+void Emitter::incref(const x86::Gp &obj) { incref_at(a_, obj); }
 
 void Emitter::decref_no_dealloc(const x86::Gp &obj)
 {
-#if PY_VERSION_HEX < 0x030C0000   // 3.12+: True, False and None are immortal
-    a_.dec(x86::qword_ptr(obj));
-#else
-    (void)obj;
-#endif
+    // True, False and None: immortal where objects can be.
+    if constexpr (!layout::kImmortalObjects) a_.dec(x86::qword_ptr(obj));
 }
 
 void Emitter::decref(const x86::Gp &obj, int prev_unit)
@@ -59,8 +63,7 @@ void Emitter::decref(const x86::Gp &obj, int prev_unit)
         // pointer's type is checked here; _Py_Dealloc is listed there.)
         call_ptr<void (*)(PyObject *)>(&_Py_Dealloc, "_Py_Dealloc", x86::rdi);
     };
-    emit_skip_if_immortal(a_, obj, alive);
-    a_.dec(x86::qword_ptr(obj));
+    decref_at(a_, obj);
     if (in_cold_) {   // already out of line: no need to jump further away
         a_.jnz(alive);
         dealloc();

@@ -30,15 +30,6 @@ struct CallSite {
     uint32_t native_offset() const { return static_cast<uint32_t>(section->offset() + offset); }
 };
 
-// Py_INCREF of the object `obj` points to, in machine code (no register used).
-// 3.12+ (PEP 683): the count is the low 32 bits and all ones means immortal,
-// which an increment leaves alone (add sets the carry exactly when it wraps
-// an immortal count to 0, and sbb takes it back); 3.11: a 64-bit increment.
-void emit_incref(x86::Assembler &a, const x86::Gp &obj);
-// Before a Py_DECREF's decrement: 3.12+ jumps to `skip` for an immortal object
-// (negative low 32 bits, _Py_IsImmortal), which is never decremented; 3.11: nothing.
-void emit_skip_if_immortal(x86::Assembler &a, const x86::Gp &obj, const asmjit::Label &skip);
-
 class Emitter {
 public:
     Emitter(asmjit::CodeHolder &holder, int nlocalsplus);
@@ -61,8 +52,16 @@ public:
     x86::Mem stack(int slot) const { return local(nlocalsplus_ + slot); }   // slot 0 = bottom
 
     // Reference counting (ob_refcnt at offset 0), as Py_INCREF/Py_DECREF do:
-    // 3.12+ immortal objects keep their count (emit_incref above).
+    // where objects can be immortal (3.12+, PEP 683: the count's low 32 bits
+    // all ones), an increment leaves an immortal count alone (add sets the
+    // carry exactly when it wraps to 0, sbb takes it back) and a decrement
+    // skips it.
     void incref(const x86::Gp &obj);
+    // The same on an assembler of its own (site stubs): incref_at counts a
+    // reference; decref_at drops one and leaves ZF set iff the count reached
+    // zero (never for an immortal object, which both leave alone).
+    static void incref_at(x86::Assembler &a, const x86::Gp &obj);
+    static void decref_at(x86::Assembler &a, const x86::Gp &obj);
     // May call _Py_Dealloc (clobbers caller-saved registers). With prev_unit,
     // prev_instr is set to that code unit first, only on the path that
     // deallocates (a __del__ may look at the frame).

@@ -9,6 +9,13 @@ namespace pyjion::layout {
 constexpr int32_t kLongSize = offsetof(PyVarObject, ob_size);
 constexpr int32_t kLongDigit0 = offsetof(PyLongObject, ob_digit);
 
+// No immortal objects: a reference count is a plain 64-bit counter.
+constexpr bool kImmortalObjects = false;
+
+// POP_EXCEPT restores the None PUSH_EXC_INFO saved as it is (3.11 skips
+// NULL and None entries alike looking for the handled exception).
+constexpr bool kNoHandledExceptionIsNull = false;
+
 // range_iterator (Objects/rangeobject.c keeps the struct private): the
 // optimising tier steps it inline in FOR_ITER.
 struct RangeIterLayout {

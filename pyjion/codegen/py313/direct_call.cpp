@@ -95,30 +95,38 @@ uint64_t vectorcall_calls() { return g_vectorcall_calls; }
 // argument (_PyEvalFramePushAndInit consumes them, binding defaults,
 // keywords, *args and **kwargs as the interpreter does, and raising its
 // TypeError), then runs; whoever runs it clears and pops it.
-PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+PyObject *call_stealing(PyThreadState *ts, PyObject *func, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                        bool hook_only, PyObject *drop_after_push)
 {
-    PyThreadState *ts = PyThreadState_Get();
     auto *fn = reinterpret_cast<PyFunctionObject *>(func);
     auto *code = reinterpret_cast<PyCodeObject *>(fn->func_code);
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    Py_ssize_t total = nargs + (kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0);
     // A call of a generator function makes the generator (RETURN_GENERATOR):
     // the interpreter does that; machine code takes over at its resumes.
-    PyjionCodeView *rec = (code->co_flags & kMakesGenerator) ? nullptr : compiled_record(ts, code);
+    bool direct = !(code->co_flags & kMakesGenerator) && (!hook_only || hook_is_evaluator(ts));
+    PyjionCodeView *rec = direct ? compiled_record(ts, code) : nullptr;
     // Code that is not a function body proper (no CO_OPTIMIZED) runs with
     // the globals as its locals, as _PyFunction_Vectorcall gives them.
     PyObject *locals = (code->co_flags & CO_OPTIMIZED) ? nullptr : Py_NewRef(fn->func_globals);
-    Py_INCREF(func);
-    for (Py_ssize_t i = 0; i < total; i++) Py_INCREF(args[i]);
     _PyInterpreterFrame *frame =
         _PyEvalFramePushAndInit(ts, fn, locals, args, static_cast<size_t>(nargs), kwnames);
+    Py_XDECREF(drop_after_push);
     if (frame == nullptr) return nullptr;
-    g_vectorcall_calls++;
     if (rec != nullptr) {
         rec->calls++;
         return rec->entry(ts, frame, 0);
     }
     return pyj_eval_frame(ts, frame);
+}
+
+PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    PyThreadState *ts = PyThreadState_Get();
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t total = nargs + (kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0);
+    Py_INCREF(func);
+    for (Py_ssize_t i = 0; i < total; i++) Py_INCREF(args[i]);
+    g_vectorcall_calls++;
+    return call_stealing(ts, func, args, nargs, kwnames, false, nullptr);
 }
 
 int32_t cstack_floor_tls_offset()

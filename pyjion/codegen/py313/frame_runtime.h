@@ -13,13 +13,14 @@ extern "C" PyAPI_FUNC(void) _PyEval_FrameClearAndPop(PyThreadState *tstate, _PyI
 
 namespace pyjion::py313 {
 
-// C stack units a compiled frame's entry counts. The interpreter counts two
-// (PY_EVAL_C_STACK_UNITS, private to ceval.c) for its own C frame, about 560
-// bytes with the call into it, but none for the Python-to-Python calls it
-// inlines; a compiled frame is a C frame for every call, of about 250-300
-// bytes (measured with VmStk over 2,000-deep recursion): one unit, or code
-// recursing 5,000 frames deep, which stock 3.13 runs (test_functools'
-// test_lru_recursion), would exhaust the 10,000 units.
+// C stack units a compiled frame's entry counts. The interpreter's C entry
+// counts 2 (PY_EVAL_C_STACK_UNITS, private to ceval.c: its C frame is big,
+// and Py_C_RECURSION_LIMIT's 10,000 units are sized for an 8 MB stack);
+// a call between compiled frames uses about 180 bytes of C stack (machine
+// code, rt313::call, direct::call_stealing), so one unit each lets compiled
+// recursion go twice as deep (about 10,000 frames, as stock's inlined calls
+// do under a raised limit) and still well within the stack. The hook's C
+// stack guard (cstack_guard.h) stays the backstop for small thread stacks.
 constexpr int kCStackUnits = 1;
 
 // The slow path of a frame's entry count (py313/frame_emit.cpp): both

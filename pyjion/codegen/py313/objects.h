@@ -14,6 +14,18 @@ constexpr int32_t kLongDigit0 = offsetof(PyLongObject, long_value.ob_digit);
 constexpr int kLongNonSizeBits = _PyLong_NON_SIZE_BITS;
 constexpr int kLongSignMask = _PyLong_SIGN_MASK;
 
+// Immortal objects (PEP 683): ob_refcnt's low 32 bits are 0xFFFFFFFF (an
+// int32 below zero), and Py_INCREF/Py_DECREF leave such an object alone; an
+// increment only ever writes the low 32 bits (object.h). Machine code counts
+// the same way (machine/emitter.cpp), else the counts of None, the small
+// ints, interned strings and static types drift against C's.
+constexpr bool kImmortalObjects = true;
+
+// A thread's or generator's handled exception is NULL when there is none:
+// POP_EXCEPT stores NULL for the None PUSH_EXC_INFO saved, and
+// _PyErr_GetTopmostException skips only NULL entries (errors.c).
+constexpr bool kNoHandledExceptionIsNull = true;
+
 // The range iterator advances start itself (no index field since 3.12).
 constexpr bool kRangeIterHasIndex = false;
 constexpr int32_t kRangeIterStart = offsetof(_PyRangeIterObject, start);

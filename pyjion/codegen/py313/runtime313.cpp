@@ -2,6 +2,7 @@
 #include "py313/runtime313.h"
 
 #include "py313/capi.h"
+#include "runtime/direct_call.h"
 
 namespace pyjion::rt313 {
 
@@ -79,6 +80,14 @@ PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
         callable = base[0];
     }
     Py_ssize_t positional = total - (kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0);
+    if (Py_TYPE(callable) == &PyFunction_Type &&
+        reinterpret_cast<PyFunctionObject *>(callable)->vectorcall == direct::function_vectorcall()) {
+        // As the interpreter's CALL inlines it: the callee's frame takes the
+        // function and the arguments from the stack.
+        PyObject *res = direct::call_stealing(PyThreadState_Get(), callable, args, positional, kwnames, true, nullptr);
+        Py_XDECREF(kwnames);
+        return res;
+    }
     PyObject *res = PyObject_Vectorcall(callable, args, static_cast<size_t>(positional) | PY_VECTORCALL_ARGUMENTS_OFFSET,
                                         kwnames);
     Py_XDECREF(kwnames);
@@ -106,6 +115,19 @@ PyObject *call_function_ex(PyObject **base, int has_kwargs)
         if (tuple == nullptr) goto done;
         Py_SETREF(base[2], tuple);
         callargs = tuple;
+    }
+    if (Py_TYPE(func) == &PyFunction_Type &&
+        reinterpret_cast<PyFunctionObject *>(func)->vectorcall == direct::function_vectorcall() &&
+        (kwargs == nullptr || (PyDict_Check(kwargs) && PyDict_GET_SIZE(kwargs) == 0))) {
+        // As the interpreter inlines it (_PyEvalFramePushAndInit_Ex without
+        // keywords): the frame takes the function and new references to the
+        // tuple's items; the tuple goes once they are bound.
+        Py_ssize_t nargs = PyTuple_GET_SIZE(callargs);
+        for (Py_ssize_t i = 0; i < nargs; i++) Py_INCREF(PyTuple_GET_ITEM(callargs, i));
+        Py_XDECREF(base[1]);
+        Py_XDECREF(kwargs);
+        return direct::call_stealing(PyThreadState_Get(), func, &PyTuple_GET_ITEM(callargs, 0), nargs, nullptr, true,
+                                     callargs);
     }
     result = PyObject_Call(func, callargs, kwargs);
 done:

@@ -89,6 +89,24 @@ PyObject *try_construct(PyThreadState *ts, PyObject *cls, PyObject *const *args,
 // this vectorcall to such functions); otherwise _PyFunction_Vectorcall itself.
 PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames);
 
+#if PY_VERSION_HEX >= 0x030D0000
+// The interpreter's CALL of a plain Python function (3.13): `func` (exactly
+// a PyFunctionObject whose vectorcall is CPython's) called with the `nargs`
+// positional arguments at args[0..nargs) and one keyword argument per name
+// of `kwnames` (not NULL) after them. STEALS the reference to `func` and to
+// every argument, which the callee's frame takes over (so an argument dies
+// where the callee drops it, as on stock), binding them as the interpreter
+// does (its TypeError when they do not bind; the references released then
+// too); the frame runs in the machine code or through the frame evaluator,
+// which clears and pops it. Not `kwnames`, which stays the caller's.
+// hook_only: the machine code is entered only while the hook is the frame
+// evaluator (a call from machine code after pyjion.disable() is stock's).
+// drop_after_push (stolen, may be NULL) is released once the frame holds
+// the arguments, before it runs (CALL_FUNCTION_EX's argument tuple).
+PyObject *call_stealing(PyThreadState *ts, PyObject *func, PyObject *const *args, Py_ssize_t nargs,
+                        PyObject *kwnames, bool hook_only, PyObject *drop_after_push);
+#endif
+
 // Calls that vectorcall made itself so far, compiled and interpreted callees
 // alike (a test reads it).
 uint64_t vectorcall_calls();

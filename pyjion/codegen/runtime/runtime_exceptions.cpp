@@ -4,6 +4,7 @@
 #include "runtime/runtime.h"
 
 #include "cpython/interp_state.h"
+#include "cpython/object_layout.h"
 #include "runtime/cpython_api.h"
 
 namespace pyjion::rt {
@@ -249,15 +250,10 @@ void pyj_rt_pop_except(PyThreadState *ts, PyObject **sp)
     _PyErr_StackItem *info = ts->exc_info;
     PyObject *old = info->exc_value;
     PyObject *saved = sp[-1];
-#if PY_VERSION_HEX >= 0x030C0000
-    // 3.12+: "no handled exception" is NULL in an exc_info item, never None:
-    // sys.exception() looks past NULL items only (_PyErr_GetTopmostException),
-    // so a generator's None would hide the exception its caller is handling.
-    if (Py_IsNone(saved)) {
+    if (layout::kNoHandledExceptionIsNull && saved == Py_None) {
         Py_DECREF(saved);
         saved = nullptr;
     }
-#endif
     info->exc_value = saved;
     Py_XDECREF(old);
 }
