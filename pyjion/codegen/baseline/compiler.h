@@ -265,6 +265,9 @@ private:
     // LOAD_FAST / STORE_FAST of local `index` for the instruction `ins`
     // (the fused local accesses of 3.13 make several).
     void emit_load_fast(const Instr &ins, int index, bool check);
+    // rax = a new reference to LOAD_GLOBAL's global, through the site's cache
+    // (visit_names.cpp); the visitors of each version push it and the NULL.
+    void load_global_value(const Instr &ins);
     void emit_store_fast(const Instr &ins, int index);
     void pop_jump_if_bool(const Instr &ins, bool jump_when_true);
     void pop_jump_if_none(const Instr &ins, bool jump_when_none);

@@ -25,6 +25,36 @@
 
 namespace pyjion {
 
+// rax = a new reference to the global LOAD_GLOBAL names (co_names[oparg >> 1],
+// in both versions), through the site's GlobalCache (inline_cache.h): the
+// guards inline, or in the shared stub in a long function; a miss looks it
+// up and refills the cache. Where the version puts the NULL that oparg & 1
+// asks for is the version's visitor's business.
+void Compiler::load_global_value(const Instr &ins)
+{
+    auto &a = as();
+    PyObject *name = visit::name_at(code(), ins.oparg >> 1, ins);
+    GlobalCache *cache = new_site_data<GlobalCache>();
+    asmjit::Label miss = a.newLabel(), have = a.newLabel();
+    em().load_address(x86::rcx, cache);
+    if (const void *stub = !compact_site() ? nullptr : site_stubs::load_global()) {
+        em().call(stub, "site_stubs::load_global");
+        a.test(x86::rax, x86::rax);
+        a.jz(miss);
+    } else {
+        guards::global_value(a, miss);
+        em().incref(x86::rax);
+    }
+    em().out_of_line([&] {   // the miss: a lookup and a refill, rare once warm
+        a.bind(miss);
+        set_prev_instr();
+        em().call<&rtn::pyj_load_global_cached>(Lea(Emitter::frame_address()), name, x86::rcx);
+        jump_if_error_zero(x86::rax, depth());
+        a.jmp(have);
+    });
+    a.bind(have);
+}
+
 using namespace asmjit;
 using visit::name_at;
 using visit::local_index;

@@ -30,30 +30,9 @@ using visit::name_at;
 // (for a CALL that follows).
 void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
 {
-    auto &a = as();
-    PyObject *name = name_at(code(), ins.oparg >> 1, ins);
-    GlobalCache *cache = new_site_data<GlobalCache>();
-    Label miss = a.newLabel(), have = a.newLabel();
-    em().load_address(x86::rcx, cache);
-    if (const void *stub = !compact_site() ? nullptr : site_stubs::load_global()) {
-        // A long function: the same guards in the shared stub (site_stubs.h).
-        em().call(stub, "site_stubs::load_global");
-        a.test(x86::rax, x86::rax);
-        a.jz(miss);
-    } else {
-        guards::global_value(a, miss);
-        em().incref(x86::rax);
-    }
-    em().out_of_line([&] {   // the miss: a lookup and a refill, rare once warm
-        a.bind(miss);
-        set_prev_instr();
-        em().call<&rtn::pyj_load_global_cached>(Lea(Emitter::frame_address()), name, x86::rcx);
-        jump_if_error_zero(x86::rax, depth());
-        a.jmp(have);
-    });
-    a.bind(have);
+    load_global_value(ins);
     if (ins.oparg & 1) {
-        a.mov(em().stack(depth()), imm(0));
+        as().mov(em().stack(depth()), imm(0));
         grow(1);
     }
     push(x86::rax);

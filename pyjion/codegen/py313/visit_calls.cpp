@@ -23,34 +23,14 @@ using namespace asmjit;
 using visit::name_at;
 using visit::push_result;
 
-// The site's GlobalCache (inline_cache.h): 3.13 still gives every dict a
-// new ma_version_tag on each change, so 3.11's cache and guards apply.
+// 3.13: the global, then the NULL oparg & 1 asks for above it. (The cache
+// is 3.11's: 3.13 still gives every dict a new ma_version_tag on each change.)
 void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
 {
-    auto &a = as();
-    PyObject *name = name_at(code(), ins.oparg >> 1, ins);
-    GlobalCache *cache = new_site_data<GlobalCache>();
-    Label miss = a.newLabel(), have = a.newLabel();
-    em().load_address(x86::rcx, cache);
-    if (const void *stub = !compact_site() ? nullptr : site_stubs::load_global()) {
-        em().call(stub, "site_stubs::load_global");
-        a.test(x86::rax, x86::rax);
-        a.jz(miss);
-    } else {
-        guards::global_value(a, miss);
-        em().incref(x86::rax);
-    }
-    em().out_of_line([&] {   // the miss: a lookup and a refill
-        a.bind(miss);
-        set_prev_instr();
-        em().call<&rtn::pyj_load_global_cached>(Lea(Emitter::frame_address()), name, x86::rcx);
-        jump_if_error_zero(x86::rax, depth());
-        a.jmp(have);
-    });
-    a.bind(have);
+    load_global_value(ins);
     push(x86::rax);
     if (ins.oparg & 1) {   // NULL above the value: CALL's self_or_null
-        a.xor_(x86::eax, x86::eax);
+        as().xor_(x86::eax, x86::eax);
         push(x86::rax);
     }
 }
