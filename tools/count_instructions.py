@@ -93,8 +93,16 @@ def main():
     print("%-16s %14s %14s %8s" % ("program", "stock Ir/round", "jit Ir/round", "ratio"))
     for p in programs:
         stock, jit = jobs[p, "stock"].result(), jobs[p, args.mode].result()
+        if stock <= 0 or jit <= 0:
+            # The longer run counted fewer instructions than the shorter: work
+            # outside the measured rounds (a compile the sampler timed
+            # differently) differed between them. No figure; more -n or -w.
+            print("%-16s %14.0f %14.0f  unsteady (more rounds: -n, -w)" % (p, stock, jit))
+            continue
         rows[p] = {"stock": stock, "jit": jit, "ratio": stock / jit}
         print("%-16s %14.0f %14.0f %7.2fx" % (p, stock, jit, stock / jit))
+    if not rows:
+        sys.exit("no steady figures")
     geomean = math.exp(sum(math.log(r["ratio"]) for r in rows.values()) / len(rows))
     print("%-16s %14s %14s %7.2fx" % ("geomean", "", "", geomean))
     if args.json:
