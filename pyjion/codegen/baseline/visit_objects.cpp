@@ -314,17 +314,7 @@ void Compiler::visit_DELETE_SUBSCR(const Instr &ins)
 
 // ---- unary operators ---------------------------------------------------------------
 
-namespace {
-template <auto Fn>
-void unary(Compiler &c)
-{
-    c.set_prev_instr();
-    c.em().call<Fn>(c.top(0));
-    push_result(c, 1);
-}
-}  // namespace
-
-#define UNARY(fn) unary<&fn>(*this)
+#define UNARY(fn) visit::unary<&fn>(*this)
 void Compiler::visit_UNARY_NEGATIVE(const Instr &) { UNARY(objrt::consume1<PyNumber_Negative>); }
 void Compiler::visit_UNARY_INVERT(const Instr &) { UNARY(objrt::consume1<PyNumber_Invert>); }
 void Compiler::visit_UNARY_NOT(const Instr &) { UNARY(objrt::unary_not); }

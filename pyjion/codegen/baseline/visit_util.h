@@ -43,4 +43,13 @@ inline void check_status(Compiler &c, int consumed)
     c.jump_if_error_negative(asmjit::x86::eax, c.depth());
 }
 
+// A unary operator: Fn(operand) consumes it and returns the result or NULL.
+template <auto Fn>
+void unary(Compiler &c)
+{
+    c.set_prev_instr();
+    c.em().call<Fn>(c.top(0));
+    push_result(c, 1);
+}
+
 }  // namespace pyjion::visit

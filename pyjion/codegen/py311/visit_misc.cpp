@@ -21,16 +21,6 @@ using namespace asmjit;
 using visit::push_result;
 using visit::local_index;
 
-namespace {
-template <auto Fn>
-void unary(Compiler &c)
-{
-    c.set_prev_instr();
-    c.em().call<Fn>(c.top(0));
-    push_result(c, 1);
-}
-}  // namespace
-
 void Compiler::visit_RESUME(const Instr &ins)
 {
     emit_warmup_tick();
@@ -62,7 +52,7 @@ void Compiler::visit_LIST_TO_TUPLE(const Instr &ins)
     push_result(*this, 1);
 }
 
-void Compiler::visit_UNARY_POSITIVE(const Instr &) { unary<&objrt::consume1<PyNumber_Positive>>(*this); }
+void Compiler::visit_UNARY_POSITIVE(const Instr &) { visit::unary<&objrt::consume1<PyNumber_Positive>>(*this); }
 
 void Compiler::visit_FORMAT_VALUE(const Instr &ins)
 {
