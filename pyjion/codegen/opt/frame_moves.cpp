@@ -9,7 +9,7 @@
 #include "baseline/compiler.h"
 #include "codegen_api.h"
 #include "cpython/frame_layout.h"
-#include "cpython/interp_state.h"
+#include "machine/frame_emit.h"
 #include "baseline/specialize.h"
 #include "runtime/helpers.h"
 #include "runtime/runtime.h"
@@ -407,18 +407,7 @@ void UnboxedFrame::emit_eval_breaker(int unit, int lookup_unit)
         emit_moves(release, unit, depth);
         a.jmp(back);
     });
-#if PY_VERSION_HEX >= 0x030D0000
-    // 3.13 keeps the breaker per thread: its low byte the pending events
-    // (_PY_EVAL_EVENTS_MASK), the rest the instrumentation version, which a
-    // backward jump does not look at (the tracing check does). (The field's
-    // offset belongs with cpython/frame_layout.h's names.)
-    a.test(x86::byte_ptr(Emitter::tstate, static_cast<int32_t>(offsetof(PyThreadState, eval_breaker))), 0xFF);
-    a.jnz(pending);
-#else
-    c_.em().load_address(x86::rax, pyj_eval_breaker_address());
-    a.cmp(x86::dword_ptr(x86::rax), 0);
-    a.jne(pending);
-#endif
+    frame_emit::eval_breaker_check(c_.em(), pending);
     a.bind(back);
 }
 

@@ -115,52 +115,21 @@ int float_pow(double base, double exp, double *out)
 }
 
 namespace {
-// The frame's code, where it resumes (the code unit of the next
-// instruction to run: a side exit leaves the frame as the interpreter has
-// it before that instruction), and whether monitoring wants the
-// interpreter. (These belong with cpython/frame_layout.h's accessors.)
-#if PY_VERSION_HEX >= 0x030D0000
-PyCodeObject *frame_code(_PyInterpreterFrame *frame) { return _PyFrame_GetCode(frame); }
-// 3.13: instr_ptr is the instruction about to run.
-int resume_unit(_PyInterpreterFrame *frame) { return static_cast<int>(frame->instr_ptr - _PyCode_CODE(frame_code(frame))); }
-// 3.13: machine code runs only code nothing monitors. The interpreter
-// takes the frame where the code's instrumentation is not current (its
-// version not the thread's: tstate->eval_breaker without its event bits,
-// 3.13's _PY_EVAL_EVENTS_MASK, as RESUME compares them), or where some
-// tool monitors an event of this code (its bytecode is instrumented, and
-// only the interpreter emits the events).
-bool wants_interpreter(PyThreadState *ts, _PyInterpreterFrame *frame)
-{
-    constexpr uintptr_t kEvalEventsMask = (uintptr_t{1} << 8) - 1;
-    PyCodeObject *code = frame_code(frame);
-    if (code->_co_instrumentation_version != (ts->eval_breaker & ~kEvalEventsMask)) return true;
-    const _PyCoMonitoringData *monitoring = code->_co_monitoring;
-    if (monitoring == nullptr) return false;
-    for (uint8_t tools : monitoring->active_monitors.tools) {
-        if (tools != 0) return true;
-    }
-    return false;
-}
-#else
-PyCodeObject *frame_code(_PyInterpreterFrame *frame) { return frame->f_code; }
-// 3.11: prev_instr is the instruction before the one about to run.
-int resume_unit(_PyInterpreterFrame *frame) { return static_cast<int>(frame->prev_instr + 1 - _PyCode_CODE(frame->f_code)); }
-bool wants_interpreter(PyThreadState *ts, _PyInterpreterFrame *) { return ts->cframe->use_tracing != 0; }
-#endif
-
 // What the hook's record of the frame's code tells machine code, or nullptr.
 PyjionCodeView *code_view(_PyInterpreterFrame *frame)
 {
     Py_ssize_t index = direct::hook_state.record_index;
-    return index >= 0 ? static_cast<PyjionCodeView *>(pyj_code_extra(frame_code(frame), index)) : nullptr;
+    return index >= 0 ? static_cast<PyjionCodeView *>(pyj_code_extra(layout::frame_code(frame), index)) : nullptr;
 }
 }  // namespace
 
 PyObject *resume_fallback(PyThreadState *ts, _PyInterpreterFrame *frame)
 {
     PyjionCodeView *view = code_view(frame);
-    if (view != nullptr && view->fallback_resume != nullptr && !wants_interpreter(ts, frame)) {
-        return view->fallback_resume(ts, frame, resume_unit(frame));
+    if (view != nullptr && view->fallback_resume != nullptr && !layout::tracing_active(ts, layout::frame_code(frame))) {
+        // The unit of the next instruction to run: the frame as the
+        // interpreter has it before that instruction.
+        return view->fallback_resume(ts, frame, layout::frame_resume_unit(frame));
     }
     return rt::pyj_rt_interpret(ts, frame, 0);
 }
