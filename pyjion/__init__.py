@@ -115,7 +115,7 @@ def is_enabled():
 
 def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile=None, jit=None,
            max_instructions=None, dump_asm=None, perf_map=None, compact_above=None, opt=None,
-           tree_depth=None, tree_nodes=None):
+           tree_depth=None, tree_nodes=None, warmup=None):
     """Changes settings (None keeps one) and returns them all. max_instructions:
     code objects with more bytecode instructions stay in the interpreter
     (reason "code object too large"; 0 = no limit). compact_above: code
@@ -131,6 +131,13 @@ def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile
     True appends every later block of machine code to
     /tmp/perf-<pid>.map, which Linux perf reads to name JIT code (the
     setting reads back as that path; PYJION_PERF_MAP=1 sets it at import).
+    warmup: how code gets warm enough to compile: "calls" (the PEP 523 hook
+    counts them, up to `threshold`; CPython 3.11's only way) or "samples"
+    (CPython 3.13's default: no hook is installed, the sampler finds the
+    code that runs hot and compiled functions are entered through their
+    own vectorcall, so interpreted code runs exactly as stock). A threshold
+    given without warmup means "calls"; eager mode (threshold 0) and the
+    profiler install the hook either way.
     tree_depth, tree_nodes: bounds of the profiler's call tree
     (pyjion.calltree): deeper paths, and new paths once it holds that many
     nodes, are charged to their deepest recorded ancestor (defaults 256 and
@@ -138,7 +145,8 @@ def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile
     if dump_asm is not None and dump_asm is not False and not isinstance(dump_asm, (str, os.PathLike)):
         raise TypeError("dump_asm must be a path, \"-\" or False, not %s" % type(dump_asm).__name__)
     _eval.set_config(threshold=threshold, pgc=pgc, debug=debug, profile=profile, jit=jit,
-                     max_instructions=max_instructions, compact_above=compact_above, opt=opt)
+                     max_instructions=max_instructions, compact_above=compact_above, opt=opt,
+                     warmup=warmup)
     if dump_asm is not None:
         from . import _codegen
         path = os.fspath(dump_asm) if dump_asm is not False else ""

@@ -52,7 +52,8 @@ class SiteProfile(NamedTuple):
     type: str         # "int" | "float" | "str" | "list" | "tuple" | "dict" | "object"
 
 def enable(threshold: Optional[int] = None, profile: bool = False, jit: bool = True) -> bool:
-    """Install the PEP 523 hook. threshold: calls before compiling (0 = first call; None keeps
+    """Enable the JIT: install the PEP 523 hook (on 3.13 with the default warm-up by samples,
+    no hook: see config's warmup). threshold: calls before compiling (0 = first call; None keeps
     the current setting, default 0). profile: turn on the call-level profiler. jit=False installs
     the hook (counting, profiling) without ever compiling. Returns True if the hook was newly
     installed, False if it already was (settings are updated either way). Raises RuntimeError if
@@ -69,9 +70,13 @@ def config(threshold: Optional[int] = None, level: Optional[int] = None, pgc: Op
            dump_asm: Union[str, "os.PathLike[str]", bool, None] = None,
            perf_map: Optional[bool] = None, compact_above: Optional[int] = None,
            opt: Union[str, bool, None] = None, tree_depth: Optional[int] = None,
-           tree_nodes: Optional[int] = None) -> Dict[str, Any]:
+           tree_nodes: Optional[int] = None, warmup: Optional[str] = None) -> Dict[str, Any]:
     """Change settings (None = keep) and return all of them as a dict, incl. "unsupported":
     the names of settings accepted for Pyjion compatibility that have no effect here.
+    warmup: "calls" (the hook counts calls up to threshold; 3.11's only mode) or "samples"
+    (3.13's default: no PEP 523 hook, hot code found by sampling, compiled functions entered
+    through their vectorcall). A threshold given alone means "calls"; threshold 0 and the
+    profiler install the hook either way.
     tree_depth, tree_nodes: bounds of the profiler's call tree (pyjion.calltree; defaults
     256 and 200,000): deeper or new paths past them go to their deepest recorded ancestor.
     max_instructions: larger code objects stay interpreted (IncompatibleSize); 0 = no limit.

@@ -66,6 +66,7 @@ cdef extern from "codegen_api.h":
         void *evaluator
         int profiling
         PyjionEntry interpret
+        int enabled
     ctypedef struct PyjionCodegenAPI:
         int version
         int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out) noexcept
@@ -101,6 +102,17 @@ cdef extern from "cpython_layer.h":
     int PYJ_LOOP_TRAPS
     int PYJ_CALLS_BYPASS_HOOK, PYJ_UNITS_CALL
     void pyj_code_keep_calls_in_sight(PyCodeObject *co, const unsigned char *units) noexcept
+    int PYJ_FUNCTION_ENTRY
+    PyjFrame *pyj_thread_frame(PyThreadState *ts) noexcept
+
+cdef extern from "function_entry.h":
+    ctypedef struct PyjFunctionEntry:
+        int active
+        uint64_t adopted
+    PyjFunctionEntry pyj_fentry
+    void pyj_fentry_code_ready(PyCodeObject *co, PyjFrame *f) noexcept
+    int pyj_fentry_code_enterable(PyCodeObject *co) noexcept
+    int pyj_fentry_set_active(int on, Py_ssize_t record_index, vectorcallfunc vectorcall) except -1
 
 cdef extern from "cstack_guard.h":
     int pyj_cstack_exhausted() noexcept
@@ -177,6 +189,7 @@ cdef extern from "tiering.h":
         int pending
         unsigned int quiet
         unsigned long queued
+        int with_threads
     PyjSampler pyj_sampler
     PyjFrame *pyj_interp_frame
     PyObject *pyj_interpret(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
@@ -224,6 +237,13 @@ cdef unsigned int g_hot_samples = 2
 cdef double g_epochs_per_second = 8.0
 cdef unsigned int g_units_per_sample = 150
 cdef bint g_jit = True
+# How code gets warm (config(warmup=...)): "calls", counted by the hook, which
+# is installed while pyjion is enabled; or "samples" (3.12+, the default
+# there): no hook is installed, the sampler finds the code that runs hot, and
+# compiled code is entered through its functions' vectorcall
+# (function_entry.h). Eager mode (threshold 0) and the profiler install the
+# hook whatever this says.
+cdef bint g_warmup_samples = PYJ_FUNCTION_ENTRY
 cdef bint g_profile = False
 cdef bint g_pgc = True
 cdef PyjionCompileOptions g_options
@@ -518,7 +538,7 @@ cdef int on_sample(void *arg) noexcept:
     """The sampler's pending call (main thread, GIL held, at an eval-breaker check)."""
     pyj_sampler.pending = 0
     pyj_entry.epoch = <uint32_t>(pyj_monotonic() * g_epochs_per_second)
-    if tiering_wanted() and pyj_get_eval_func() == hook:
+    if tiering_wanted() and (pyj_fentry.active or pyj_get_eval_func() == hook):
         if sample_frame(PyThreadState_Get(), False):
             pyj_sampler.quiet = 0
         else:
@@ -527,12 +547,15 @@ cdef int on_sample(void *arg) noexcept:
 
 
 cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
-    """Charges a sample to the innermost frame the hook is interpreting; once its
-    code is hot, compiles it and sets a trap at the header of the loop the frame
-    is in, so the frame goes on in machine code. Returns 1 if it compiled the
-    code or set a trap."""
+    """Charges a sample to the innermost frame the hook is interpreting (without
+    the hook: the thread's innermost frame); once its code is hot, compiles it
+    and sets a trap at the header of the loop the frame is in, so the frame
+    goes on in machine code (without the hook: its functions are entered
+    through their vectorcall from then on). Returns 1 if it compiled the code
+    or set a trap."""
     global g_samples
-    cdef PyjFrame *f = pyj_interp_frame
+    cdef bint hookless = pyj_fentry.active
+    cdef PyjFrame *f = pyj_thread_frame(ts) if hookless else pyj_interp_frame
     cdef PyCodeObject *co
     cdef PyjRecord *rec
     cdef int header, depth = 0, compiled = 0
@@ -544,7 +567,8 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
     if f == NULL or pyj_tracing(ts) or pyj_in_tracer(ts) or g_codegen == NULL:
         return 0
     co = pyj_frame_code(f)
-    rec = <PyjRecord *>pyj_code_extra(co, g_extra_index)
+    # (Without the hook, the sampler is the first to meet most code.)
+    rec = record_for(co) if hookless else <PyjRecord *>pyj_code_extra(co, g_extra_index)
     if rec == NULL:
         return 0
     rec.samples += 1
@@ -554,11 +578,16 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
         rec.hot_samples += 1
         if not force and rec.hot_samples < g_hot_samples + <unsigned int>pyj_code_units(co) // g_units_per_sample:
             return 0
+        if hookless and not pyj_fentry_code_enterable(co):
+            return 0          # a module body, a generator's resumes: no vectorcall ever enters them
         if g_pgc and not pyj_code_is_generator(co):
             # The frame's arguments as they are now: the optimising tier's
             # profile where the code never ran warm by calls.
             pyj_record_types(rec, pyj_frame_locals(f), pyj_code_argcount(co))
         compiled = compile_code(rec, co)
+    if hookless:
+        pyj_fentry_code_ready(co, f)   # compiled now or before: this function enters the machine code
+        return compiled
     if rec.view.state != PYJ_COMPILED or rec.osr_entry == NULL or rec.owner == NULL:
         return compiled
     if pyj_code_is_generator(co):
@@ -714,6 +743,7 @@ cdef void sync_hook_state() noexcept:
     g_codegen.hook.evaluator = <void *>hook
     g_codegen.hook.profiling = g_profile
     g_codegen.hook.interpret = <PyjionEntry>pyj_interpret
+    g_codegen.hook.enabled = g_installed
 
 
 def _ensure_extra_index():
@@ -744,12 +774,22 @@ def _count_setting(name, value, limit):
     return value
 
 
+_WARMUPS = ("calls", "samples")
+
+
 def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max_instructions=None,
-               compact_above=None, opt=None):
-    """Changes the hook's settings (None keeps one); checks them all first."""
-    global g_threshold, g_jit, g_pgc, g_opt_mode
+               compact_above=None, opt=None, warmup=None):
+    """Changes the hook's settings (None keeps one); checks them all first.
+    A threshold given without a warm-up asks for calls to be counted: it
+    sets warmup to "calls"."""
+    global g_threshold, g_jit, g_pgc, g_opt_mode, g_warmup_samples
     if opt is not None and opt not in _OPT_MODES:
         raise ValueError("opt must be one of %s, not %r" % (", ".join(map(repr, _OPT_MODES)), opt))
+    if warmup is not None and warmup not in _WARMUPS:
+        raise ValueError("warmup must be one of %s, not %r" % (", ".join(map(repr, _WARMUPS)), warmup))
+    if warmup == "samples" and not PYJ_FUNCTION_ENTRY:
+        raise ValueError("warmup=\"samples\" needs CPython 3.12 or later (compiled code is entered "
+                         "through functions' vectorcall there); this CPython counts calls")
     if threshold is not None:
         _count_setting("threshold", threshold, 2 ** 63 - 1)
     if max_instructions is not None:
@@ -758,6 +798,10 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max
         _count_setting("compact_above", compact_above, 2 ** 31 - 1)
     if threshold is not None:
         g_threshold = threshold
+        if warmup is None:
+            g_warmup_samples = False
+    if warmup is not None:
+        g_warmup_samples = warmup == "samples"
     if jit is not None:
         if jit:
             load_codegen()
@@ -776,8 +820,8 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max
     if profile is not None:
         set_profiling(bool(profile))
     sync_entry()
-    if threshold is not None or jit is not None:
-        update_sampler()
+    if threshold is not None or jit is not None or warmup is not None or profile is not None:
+        apply_entry()
 
 
 cdef set_profiling(bint on):
@@ -791,7 +835,8 @@ cdef set_profiling(bint on):
 
 
 def get_config():
-    return {"threshold": g_threshold, "jit": bool(g_jit), "profile": bool(g_profile),
+    return {"threshold": g_threshold, "warmup": _WARMUPS[1 if g_warmup_samples else 0],
+            "jit": bool(g_jit), "profile": bool(g_profile),
             "pgc": bool(g_pgc), "debug": bool(g_options.debug),
             "max_instructions": g_options.max_instructions,
             "compact_above": g_options.compact_above, "opt": _OPT_MODES[g_opt_mode - 1]}
@@ -808,53 +853,77 @@ cdef require_main_interpreter():
         raise RuntimeError("pyjion runs in the main interpreter only, not in a subinterpreter")
 
 
+cdef inline bint hook_wanted() noexcept:
+    """Whether enabled pyjion needs the PEP 523 hook: counting calls, eager
+    mode, the profiler; not for warm-up by samples (g_warmup_samples)."""
+    return not (g_warmup_samples and g_threshold > 0 and not g_profile)
+
+
+cdef bint hookless_on() noexcept:
+    return g_installed and not hook_wanted()
+
+
+cdef apply_entry():
+    """Makes the frame evaluation function, the function-entry mode and the
+    sampler what the settings ask while pyjion is enabled (g_installed)."""
+    cdef bint hookless = hookless_on()
+    if hookless and g_jit:
+        load_codegen()
+    if hookless:
+        if pyj_hook_aside_pending():
+            pyj_hook_aside_cancel()      # stepped aside for a traced frame: it stays out
+        if pyj_get_eval_func() == hook:
+            pyj_set_eval_func(default_eval)
+    elif g_installed and pyj_get_eval_func() == default_eval and not pyj_hook_aside_pending():
+        pyj_set_eval_func(hook)          # (left alone if another PEP 523 function took its place)
+    pyj_fentry_set_active(hookless and g_jit, g_extra_index,
+                          g_codegen.vectorcall if g_codegen != NULL else NULL)
+    pyj_sampler.with_threads = pyj_fentry.active
+    sync_hook_state()
+    update_sampler()
+
+
 def install():
-    """Installs the hook; True if newly installed, False if it already was."""
+    """Enables pyjion: installs the hook where the settings need it (see
+    hook_wanted); True if newly enabled, False if it already was."""
     global g_installed
     require_main_interpreter()
     _ensure_extra_index()
     if g_jit:
         load_codegen()
+    cdef bint was = installed()
     cdef _PyFrameEvalFunction current = pyj_get_eval_func()
-    if current == hook:
-        g_installed = True
-        sync_hook_state()
-        update_sampler()
-        return False
-    if current != default_eval:
-        raise RuntimeError("another PEP 523 frame evaluation function is already installed "
-                           "(a debugger or another JIT); pyjion will not replace it")
-    pyj_set_eval_func(hook)
+    if hook_wanted() and current != hook:
+        if current != default_eval:
+            raise RuntimeError("another PEP 523 frame evaluation function is already installed "
+                               "(a debugger or another JIT); pyjion will not replace it")
+        pyj_set_eval_func(hook)
     g_installed = True
-    sync_hook_state()
-    update_sampler()
-    return True
+    apply_entry()
+    return not was
 
 
 def uninstall():
-    """Restores CPython's own evaluation; True if the hook was installed."""
+    """Restores CPython's own evaluation; True if pyjion was enabled."""
     global g_installed
+    cdef bint was = installed()
     if pyj_hook_aside_pending():
         # Stepped aside for a traced frame (hook_entry.h): it stays out.
         pyj_hook_aside_cancel()
-        g_installed = False
-        sync_hook_state()
-        update_sampler()
-        return True
-    if pyj_get_eval_func() != hook:
-        g_installed = False
-        sync_hook_state()
-        update_sampler()
-        return False
-    pyj_set_eval_func(default_eval)
+    if pyj_get_eval_func() == hook:
+        pyj_set_eval_func(default_eval)
     g_installed = False
-    sync_hook_state()
-    update_sampler()
-    return True
+    apply_entry()
+    return was
 
 
 def installed():
-    return pyj_get_eval_func() == hook or bool(pyj_hook_aside_pending())
+    return hookless_on() or pyj_get_eval_func() == hook or bool(pyj_hook_aside_pending())
+
+
+def hook_installed():
+    """Whether the PEP 523 hook is CPython's frame evaluation function now."""
+    return pyj_get_eval_func() == hook
 
 
 cdef PyjRecord *existing_record(code) except? NULL:
@@ -919,6 +988,7 @@ def jit_stats():
             "instructions": g_instructions, "interpreted": g_interpreted,
             "samples": g_samples, "osr_traps": pyj_tier.traps, "osr_entries": pyj_tier.osr_entries,
             "sampler_running": bool(pyj_sampler.running),
+            "functions_given_vectorcall": pyj_fentry.adopted,
             "code_bytes_alive": _code_bytes_alive()}
 
 

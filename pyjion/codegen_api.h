@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 12
+#define PYJION_CODEGEN_API_VERSION 13
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -133,6 +133,10 @@ typedef struct {
      * when tracing starts). The hook's version knows its loop-header traps
      * (tiering.h); NULL: _PyEval_EvalFrameDefault. */
     PyjionEntry interpret;
+    /* pyjion is enabled: a function whose vectorcall is pyjion's runs its
+     * machine code (3.13 enters compiled code that way, with or without the
+     * hook); 0 after disable(), when such calls run in the interpreter. */
+    int enabled;
 } PyjionHookState;
 
 typedef struct {

@@ -88,6 +88,14 @@ static inline void pyj_frame_adopt_function(PyjFrame *f, vectorcallfunc vectorca
     if (fn->vectorcall == _PyFunction_Vectorcall && (f->f_code->co_flags & CO_OPTIMIZED)) fn->vectorcall = vectorcall;
 }
 
+/* 3.11 calls every Python function through the frame evaluator: compiled
+ * code is entered by the hook only (function_entry.h does nothing here). */
+#define PYJ_FUNCTION_ENTRY 0
+
+static inline PyjFrame *pyj_thread_frame(PyThreadState *ts) { return ts->cframe->current_frame; }
+static inline PyFunctionObject *pyj_frame_function(PyjFrame *f) { return f->f_func; }
+static inline void pyj_code_drop_function_version(PyCodeObject *co) { (void)co; }
+
 /* The code unit prev_instr points at (the instruction running, or -1). */
 static inline int pyj_frame_unit(PyjFrame *f) { return (int)(f->prev_instr - _PyCode_CODE(f->f_code)); }
 
@@ -179,10 +187,14 @@ static inline int pyj_on_main_thread(void)
 /* Read without the GIL by the sampler thread: the main thread holds the GIL
  * and is the interpreter's only thread, so a pending call it is asked to run
  * cannot leave the eval breaker set for a thread that may not run it. */
+static inline int pyj_main_thread_holds_gil(PyThreadState *main_ts)
+{
+    return (PyThreadState *)_Py_atomic_load_relaxed(&_PyRuntime.gilstate.tstate_current) == main_ts;
+}
+
 static inline int pyj_main_thread_runs_alone(PyThreadState *main_ts)
 {
-    PyThreadState *holder = (PyThreadState *)_Py_atomic_load_relaxed(&_PyRuntime.gilstate.tstate_current);
-    return holder == main_ts && main_ts->interp->threads.head == main_ts && main_ts->next == NULL;
+    return pyj_main_thread_holds_gil(main_ts) && main_ts->interp->threads.head == main_ts && main_ts->next == NULL;
 }
 
 /* Py_AddPendingCall from a thread other than the main one queues the call

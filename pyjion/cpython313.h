@@ -87,6 +87,53 @@ static inline void pyj_frame_adopt_function(PyjFrame *f, vectorcallfunc vectorca
     (void)vectorcall;
 }
 
+/* ---- entering compiled code without the hook (function_entry.h) -------- */
+
+/* 3.12+ call a function's own vectorcall wherever it is not CPython's:
+ * compiled code is entered that way, with no PEP 523 function installed. */
+#define PYJ_FUNCTION_ENTRY 1
+
+/* The innermost frame of the thread that runs a code object: the shim frames
+ * CPython pushes where C calls into Python (owner CSTACK) are skipped. */
+static inline PyjFrame *pyj_thread_frame(PyThreadState *ts)
+{
+    _PyInterpreterFrame *f = ts->current_frame;
+    while (f != NULL && (f->owner == FRAME_OWNED_BY_CSTACK || !PyCode_Check(f->f_executable))) f = f->previous;
+    return f;
+}
+
+/* The function whose call made frame `f`, if it is a plain function of the
+ * frame's code (NULL for a module body or a class body's frame). */
+static inline PyFunctionObject *pyj_frame_function(PyjFrame *f)
+{
+    PyObject *fn = f->f_funcobj;
+    if (fn == NULL || !PyFunction_Check(fn) || ((PyFunctionObject *)fn)->func_code != f->f_executable) return NULL;
+    return (PyFunctionObject *)fn;
+}
+
+/* Functions made from `co` from now on get no function version, so no call
+ * site specialises on them (CALL_PY_EXACT_ARGS and the other forms that push
+ * a frame inside the interpreter guard on func_version, and version 0 never
+ * specialises): every call goes through the function's vectorcall.
+ * MAKE_FUNCTION gives a new function its code's co_version after the
+ * function watcher has run (bytecodes.c), so the code's own version must go.
+ * The interpreter's version cache (funcobject.c, "The function and code
+ * version cache") holds the code under its old version: that slot is emptied
+ * first, as the code's deallocation would, so the cache never keeps a code
+ * whose co_version no longer names that slot. */
+static inline void pyj_code_drop_function_version(PyCodeObject *co)
+{
+    uint32_t version = co->co_version;
+    if (version == 0) return;
+    struct _func_version_cache_item *slot =
+        PyInterpreterState_Get()->func_state.func_version_cache + version % FUNC_VERSION_CACHE_SIZE;
+    if (slot->code == (PyObject *)co) {
+        slot->code = NULL;
+        slot->func = NULL;
+    }
+    co->co_version = 0;
+}
+
 /* The code unit instr_ptr points at (the instruction running or about to). */
 static inline int pyj_frame_unit(PyjFrame *f) { return (int)(f->instr_ptr - _PyCode_CODE(pyj_frame_code(f))); }
 
@@ -176,13 +223,17 @@ static inline int pyj_on_main_thread(void) { return PyThread_get_thread_ident() 
 
 /* Read without the GIL by the sampler thread: the main thread holds the GIL
  * and is the interpreter's only thread. */
-static inline int pyj_main_thread_runs_alone(PyThreadState *main_ts)
+static inline int pyj_main_thread_holds_gil(PyThreadState *main_ts)
 {
     if (main_ts == NULL) return 0;
     struct _gil_runtime_state *gil = main_ts->interp->ceval.gil;
     return gil != NULL && _Py_atomic_load_int_relaxed(&gil->locked) &&
-           _Py_atomic_load_ptr_relaxed(&gil->last_holder) == main_ts &&
-           main_ts->interp->threads.head == main_ts && main_ts->next == NULL;
+           _Py_atomic_load_ptr_relaxed(&gil->last_holder) == main_ts;
+}
+
+static inline int pyj_main_thread_runs_alone(PyThreadState *main_ts)
+{
+    return pyj_main_thread_holds_gil(main_ts) && main_ts->interp->threads.head == main_ts && main_ts->next == NULL;
 }
 
 /* Py_AddPendingCall sets the main thread's eval-breaker bit itself on 3.13. */

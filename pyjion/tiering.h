@@ -196,6 +196,10 @@ typedef struct {
     atomic_int pending;          /* a callback is queued and has not run yet */
     atomic_uint quiet;           /* callbacks in a row that found nothing to compile or move */
     atomic_ulong queued;         /* statistics: callbacks queued */
+    /* Sample the main thread while other threads exist too (warm-up by
+     * samples, function_entry.h, has no other way to find hot code); else
+     * only while it runs alone. */
+    atomic_int with_threads;
 } PyjSampler;
 
 static PyjSampler pyj_sampler = {.interval_us = 1000};
@@ -228,7 +232,9 @@ static void *pyj_sampler_main(void *arg)
         /* The main thread is blocked, in C code, or shares the interpreter
          * with other threads: back off (up to 64 intervals) until it runs
          * Python code alone again. */
-        if (atomic_load(&s->pending) || !pyj_main_thread_runs_alone(s->main_ts)) {
+        int runs = atomic_load(&s->with_threads) ? pyj_main_thread_holds_gil(s->main_ts)
+                                                 : pyj_main_thread_runs_alone(s->main_ts);
+        if (atomic_load(&s->pending) || !runs) {
             if (backoff < PYJ_SAMPLER_MAX_BACKOFF) backoff *= 2;
         } else {
             backoff = 1;

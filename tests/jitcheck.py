@@ -52,9 +52,9 @@ def _restore(snapshot):
     pyjion.config(threshold=cfg["threshold"], pgc=cfg["pgc"], debug=cfg["debug"],
                   level=cfg["level"], graph=cfg["graph"],
                   max_instructions=cfg["max_instructions"], compact_above=cfg["compact_above"],
-                  opt=cfg["opt"])
+                  opt=cfg["opt"], warmup=cfg["warmup"])
     if was_enabled:
-        pyjion.enable(threshold=cfg["threshold"], profile=cfg["profile"], jit=cfg["jit"])
+        pyjion.enable(profile=cfg["profile"], jit=cfg["jit"])
     else:
         pyjion.config(jit=cfg["jit"])
 

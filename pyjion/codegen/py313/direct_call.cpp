@@ -14,7 +14,7 @@
 
 namespace pyjion::direct {
 
-PyjionHookState hook_state = {-1, nullptr, 0, nullptr};
+PyjionHookState hook_state = {-1, nullptr, 0, nullptr, 0};
 
 namespace {
 
@@ -30,8 +30,8 @@ bool hook_is_evaluator(PyThreadState *ts)
     return hook_state.evaluator != nullptr && current == hook_state.evaluator;
 }
 
-// Compiled, no profiler counting calls, no tracer or monitoring wanting the
-// interpreter, and C stack left. (3.13 enters compiled code through the
+// Compiled, pyjion enabled, no profiler counting calls, no tracer or
+// monitoring wanting the interpreter, and C stack left. (3.13 enters compiled code through the
 // function's vectorcall, so the hook need not be the evaluator.)
 PyjionCodeView *compiled_record(PyThreadState *ts, PyCodeObject *code)
 {
@@ -40,6 +40,7 @@ PyjionCodeView *compiled_record(PyThreadState *ts, PyCodeObject *code)
     if (extra == nullptr || index < 0 || index >= extra->ce_size) return nullptr;
     auto *rec = static_cast<PyjionCodeView *>(extra->ce_extras[index]);
     if (rec == nullptr || rec->state != PYJION_CODE_COMPILED || rec->entry == nullptr || hook_state.profiling ||
+        !hook_state.enabled ||
         layout::tracing_active(ts, code)) {
         return nullptr;
     }
