@@ -123,7 +123,7 @@ def test_config_accepts_compat_settings(nojit):
         assert cfg["level"] == 2
     finally:
         pyjion.config(level=before["level"], graph=before["graph"], pgc=before["pgc"],
-                      debug=before["debug"], threshold=before["threshold"])
+                      debug=before["debug"], threshold=before["threshold"], warmup=before["warmup"])
     assert pyjion.config() == before
 
 

@@ -60,7 +60,7 @@ def osr_same_as_stock(src, name="f", args=(), entries=1):
 def test_default_threshold_compiles_only_warm_code():
     assert _eval.DEFAULT_THRESHOLD >= 100
     ns = fresh_namespace("def cold(x):\n    return x + 1\ndef warm(x):\n    return x + 2\n", "tier")
-    snap_threshold = pyjion.config()["threshold"]
+    snap = pyjion.config()
     try:
         pyjion.enable(threshold=_eval.DEFAULT_THRESHOLD)
         for i in range(10):
@@ -72,7 +72,7 @@ def test_default_threshold_compiles_only_warm_code():
         assert pyjion.stats()["jit"]["interpreted"] >= 1
     finally:
         pyjion.disable()
-        pyjion.config(threshold=snap_threshold)
+        pyjion.config(threshold=snap["threshold"], warmup=snap["warmup"])
 
 
 def test_fresh_interpreter_defaults_to_the_tiered_threshold():

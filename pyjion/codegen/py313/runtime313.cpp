@@ -1,7 +1,9 @@
 // CPython 3.13's opcode helpers (py313/runtime313.h), after Python/bytecodes.c.
 #include "py313/runtime313.h"
 
+#include "py313/attr_sites.h"
 #include "py313/capi.h"
+#include "runtime/attr_cache.h"
 #include "runtime/direct_call.h"
 
 namespace pyjion::rt313 {
@@ -52,6 +54,19 @@ int load_attr(PyObject **sp, PyObject *name, int method)
     return attr == nullptr ? -1 : 0;
 }
 
+int load_attr_site(PyObject **sp, PyObject *name, int method, const _Py_CODEUNIT *site)
+{
+    if (pyj313_load_attr_site(sp, name, method, site)) return 0;
+    rtn::count_load_miss();
+    return load_attr(sp, name, method);
+}
+
+int store_attr_site(PyObject **sp, PyObject *name, const _Py_CODEUNIT *site)
+{
+    if (pyj313_store_attr_site(sp, site)) return 0;
+    return store_attr(sp, name);
+}
+
 int store_attr(PyObject **sp, PyObject *name)
 {
     PyObject *owner = sp[-1], *value = sp[-2];
@@ -80,11 +95,16 @@ PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
         callable = base[0];
     }
     Py_ssize_t positional = total - (kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0);
-    if (Py_TYPE(callable) == &PyFunction_Type &&
-        reinterpret_cast<PyFunctionObject *>(callable)->vectorcall == direct::function_vectorcall()) {
+    vectorcallfunc vc = Py_TYPE(callable) == &PyFunction_Type
+                            ? reinterpret_cast<PyFunctionObject *>(callable)->vectorcall
+                            : nullptr;
+    if (vc != nullptr && direct::plain_vectorcall(vc)) {
         // As the interpreter's CALL inlines it: the callee's frame takes the
-        // function and the arguments from the stack.
-        PyObject *res = direct::call_stealing(PyThreadState_Get(), callable, args, positional, kwnames, true, nullptr);
+        // function and the arguments from the stack. A function with
+        // pyjion's vectorcall enters its machine code whether or not the hook
+        // is installed; one with CPython's, only where the hook would.
+        PyObject *res = direct::call_stealing(PyThreadState_Get(), callable, args, positional, kwnames,
+                                              vc != direct::vectorcall, nullptr);
         Py_XDECREF(kwnames);
         return res;
     }
@@ -101,6 +121,7 @@ PyObject *call_function_ex(PyObject **base, int has_kwargs)
     PyObject *func = base[0], *callargs = base[2];
     PyObject *kwargs = has_kwargs ? base[3] : nullptr;
     PyObject *result = nullptr;
+    vectorcallfunc vc = nullptr;
     if (!PyTuple_CheckExact(callargs)) {
         if (Py_TYPE(callargs)->tp_iter == nullptr && !PySequence_Check(callargs)) {
             PyObject *funcstr = _PyObject_FunctionStr(func);
@@ -116,8 +137,9 @@ PyObject *call_function_ex(PyObject **base, int has_kwargs)
         Py_SETREF(base[2], tuple);
         callargs = tuple;
     }
-    if (Py_TYPE(func) == &PyFunction_Type &&
-        reinterpret_cast<PyFunctionObject *>(func)->vectorcall == direct::function_vectorcall() &&
+    // (Read after the iteration above, which may run any code.)
+    if (Py_TYPE(func) == &PyFunction_Type) vc = reinterpret_cast<PyFunctionObject *>(func)->vectorcall;
+    if (vc != nullptr && direct::plain_vectorcall(vc) &&
         (kwargs == nullptr || (PyDict_Check(kwargs) && PyDict_GET_SIZE(kwargs) == 0))) {
         // As the interpreter inlines it (_PyEvalFramePushAndInit_Ex without
         // keywords): the frame takes the function and new references to the
@@ -126,8 +148,8 @@ PyObject *call_function_ex(PyObject **base, int has_kwargs)
         for (Py_ssize_t i = 0; i < nargs; i++) Py_INCREF(PyTuple_GET_ITEM(callargs, i));
         Py_XDECREF(base[1]);
         Py_XDECREF(kwargs);
-        return direct::call_stealing(PyThreadState_Get(), func, &PyTuple_GET_ITEM(callargs, 0), nargs, nullptr, true,
-                                     callargs);
+        return direct::call_stealing(PyThreadState_Get(), func, &PyTuple_GET_ITEM(callargs, 0), nargs, nullptr,
+                                     vc != direct::vectorcall, callargs);
     }
     result = PyObject_Call(func, callargs, kwargs);
 done:

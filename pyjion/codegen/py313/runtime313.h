@@ -26,6 +26,12 @@ int load_attr(PyObject **sp, PyObject *name, int method);
 // STORE_ATTR: [value, owner] -> []; both consumed. 0 or -1.
 int store_attr(PyObject **sp, PyObject *name);
 
+// load_attr / store_attr at `site` (the instruction in co_code_adaptive):
+// the interpreter's specialised form of the site where its guards hold
+// (py313/attr_sites.h), the generic operation otherwise.
+int load_attr_site(PyObject **sp, PyObject *name, int method, const _Py_CODEUNIT *site);
+int store_attr_site(PyObject **sp, PyObject *name, const _Py_CODEUNIT *site);
+
 // CALL / CALL_KW: base = [callable, self_or_null, args...] (oparg counts the
 // args after self_or_null); kwnames (consumed) names the last ones, or NULL.
 // Everything consumed; the result or NULL.

@@ -1,10 +1,11 @@
 // CPython 3.13's calls, globals and attributes: CALL's stack is [callable,
 // self_or_null, args] (CALL_KW adds the keyword names on top), LOAD_GLOBAL
 // pushes its NULL above the value, LOAD_ATTR's low operand bit asks for a
-// method. LOAD_GLOBAL keeps 3.11's global cache; the others go through
-// their runtime helpers (py313/runtime313.h), since the attribute and call
-// caches of 3.11 (py311/visit_attrs.cpp, visit_calls.cpp) assume 3.11's
-// object layouts and stack shapes.
+// method. LOAD_GLOBAL keeps 3.11's global cache; attribute loads and stores
+// follow the interpreter's own specialisation of their site
+// (py313/attr_sites.h); calls go through their runtime helper
+// (py313/runtime313.h), since 3.11's call caches (py311/visit_calls.cpp)
+// assume 3.11's object layouts and stack shapes.
 #include "baseline/compiler.h"
 
 #include "front/opcodes.h"
@@ -35,12 +36,23 @@ void Compiler::visit_LOAD_GLOBAL(const Instr &ins)
     }
 }
 
+namespace {
+
+// The instruction in co_code_adaptive, whose specialised form and inline
+// cache the attribute helpers follow (py313/attr_sites.h).
+const _Py_CODEUNIT *site_of(PyCodeObject *code, const Instr &ins)
+{
+    return reinterpret_cast<const _Py_CODEUNIT *>(code->co_code_adaptive) + ins.index;
+}
+
+}  // namespace
+
 void Compiler::visit_LOAD_ATTR(const Instr &ins)
 {
     PyObject *name = name_at(code(), ins.oparg >> 1, ins);
     int method = ins.oparg & 1;
     set_prev_instr();
-    em().call<&rt313::load_attr>(Lea(em().stack(depth())), name, method);
+    em().call<&rt313::load_attr_site>(Lea(em().stack(depth())), name, method, site_of(code(), ins));
     drop(1);   // the owner's slot now holds the attribute (and the next one self or NULL)
     jump_if_error_negative(x86::eax, depth());
     grow(1 + method);
@@ -50,7 +62,7 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
 {
     PyObject *name = name_at(code(), ins.oparg, ins);
     set_prev_instr();
-    em().call<&rt313::store_attr>(Lea(em().stack(depth())), name);
+    em().call<&rt313::store_attr_site>(Lea(em().stack(depth())), name, site_of(code(), ins));
     drop(2);
     jump_if_error_negative(x86::eax, depth());
 }

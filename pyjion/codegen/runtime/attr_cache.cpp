@@ -417,6 +417,7 @@ void fill_backing_off(AttrCache *c, Fill fill)
 }  // namespace
 
 uint64_t load_misses() { return g_load_misses; }
+void count_load_miss() { g_load_misses++; }
 uint64_t fill_attempts() { return g_fill_attempts; }
 
 AttrProbe pyj_attr_probe(const AttrCache *cache, PyObject *owner, int method)

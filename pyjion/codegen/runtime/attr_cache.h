@@ -37,6 +37,9 @@ AttrProbe pyj_attr_probe(const AttrCache *cache, PyObject *owner, int method);
 // LOAD_ATTR / LOAD_METHOD misses (generic lookups) so far in this process:
 // what a test reads to see that warm sites hit their caches.
 uint64_t load_misses();
+// Counts one (a site that follows the interpreter's form, py313/attr_sites.h,
+// and took the generic path).
+void count_load_miss();
 // Fills the miss helpers attempted (loads and stores; backed-off misses skip it).
 uint64_t fill_attempts();
 
