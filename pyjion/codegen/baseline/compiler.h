@@ -99,7 +99,8 @@ private:
     void emit_prologue();
     void emit_frame_entry();
     void emit_handoff_prologue(Emitter &e);
-    asmjit::Label handoff_at(const asmjit::Label &handoff, int start, int depth);
+    asmjit::Label handoff_at(const asmjit::Label &handoff, int start, int depth, int prev);
+    int previous_instr(int start) const;
     void emit_resume_entry();
     void find_loops();
     void emit_osr_entry();
