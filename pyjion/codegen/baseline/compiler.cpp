@@ -32,6 +32,7 @@ void Compiler::compile()
     auto &a = em_.as();
     const auto &instrs = bytecode_.instrs();
     labels_.clear();
+    tracing_exits_.clear();
     for (size_t k = 0; k < instrs.size(); k++) labels_.push_back(a.newLabel());
     fused_into_previous_.assign(instrs.size(), false);
     exit_return_ = a.newLabel();
@@ -251,7 +252,11 @@ Label Compiler::tracing_exit(int start, int depth)
             a.jmp(exit_restore_);
         });
     }
-    return handoff_at(tracing_handoff_, start, depth, previous_instr(start));
+    auto known = tracing_exits_.find({start, depth});
+    if (known != tracing_exits_.end()) return known->second;
+    Label stub = handoff_at(tracing_handoff_, start, depth, previous_instr(start));
+    tracing_exits_.emplace(std::make_pair(start, depth), stub);
+    return stub;
 }
 
 // The instruction the machine code ran last when it arrives at code unit
