@@ -2,7 +2,11 @@
 pyjion with the JIT forced on every function (tools/regrtest.py --jit-only),
 each checked against stock CPython. The constructs exist on 3.11 too, where
 the same checks hold the 3.11 behaviour."""
-from jitcheck import check_python, differential
+import sys
+
+import pytest
+
+from jitcheck import check_python, differential, same_as_stock
 
 JIT_ENV = {"PYJION": "1", "PYJION_THRESHOLD": "0"}
 
@@ -222,3 +226,111 @@ def test_hook_back_after_tracing():
         print(during, pyjion.is_enabled(), pyjion.info(inner).compiled)
     """, env=JIT_ENV)
     assert out.split() == ["True", "True", "True"]
+
+
+# Issue 26: once a tracer has been on and off, every code object the
+# interpreter has not run since carries an old instrumentation version.
+# Instrumenting such code changes nothing while no tool monitors anything,
+# so machine code brings the version up to date and runs it from its first
+# call (it had handed every such frame to the interpreter, where a call keeps
+# its arguments alive until it returns: a callee's dropped argument died
+# later than on stock).
+TRACED_BEFORE = """
+    import sys
+    sys.settrace(lambda *a: None)
+    sys.settrace(None)
+    LOG = []
+
+    class D:
+        def __del__(self):
+            LOG.append("del")
+
+    def drop(x):
+        x = None
+        LOG.append("dropped")
+
+    def f(n):
+        LOG.clear()
+        for i in range(n):
+            drop(D())
+        return list(LOG)
+"""
+
+
+def test_code_made_after_tracing_runs_compiled_from_its_first_call():
+    differential(TRACED_BEFORE, [(1,), (3,)], name="f", expect="return")
+
+
+def test_code_made_after_tracing_is_not_run_by_the_interpreter():
+    out = check_python("""
+        import dis, sys, pyjion
+        def fresh():
+            ns = {}
+            exec("def g(a):\\n    t = 0\\n    for i in range(a):\\n        t += i\\n    return t\\n", ns)
+            return ns["g"]
+        sys.settrace(lambda *a: None)
+        sys.settrace(None)
+        g, stock = fresh(), fresh()
+        results = [g(n) for n in (3, 4, 5)]
+        pyjion.disable()
+        assert stock(3) == 3
+        def first(f):   # RESUME becomes RESUME_CHECK once the interpreter ran it (3.13)
+            return next(i.opname for i in dis.get_instructions(f, adaptive=True) if "RESUME" in i.opname)
+        print(results, pyjion.info(g).compiled, pyjion.info(g).run_count, first(g), first(stock))
+    """, env=JIT_ENV)
+    assert out.startswith("[3, 6, 10] True 3 ")
+    if sys.version_info >= (3, 13):
+        assert out.split()[-2:] == ["RESUME", "RESUME_CHECK"], out
+
+
+# A tool that sys.monitoring gives the LINE event while a compiled frame
+# runs (here turned on by a comparison before a jump) sees that frame's
+# next line first, as on stock (the frame is handed to the interpreter at
+# the jump), and a DISABLE answer turns that line's event off as the
+# interpreter does.
+MONITOR_MIDWAY = """
+def g(a, b):
+    x = b
+    if a < b:
+        x = b + 1
+    y = x * 2
+    return x, y
+"""
+
+
+class LineToolOnCompare:
+    TOOL = 3
+
+    def __init__(self, log, disable):
+        self.log, self.disable = log, disable
+
+    def __lt__(self, other):
+        mon = sys.monitoring
+        mon.use_tool_id(self.TOOL, "pyjion-test")
+
+        def line(code, lineno):
+            if code.co_name == "g":
+                self.log.append(lineno - code.co_firstlineno)
+                if self.disable:
+                    return mon.DISABLE
+            return None
+
+        mon.register_callback(self.TOOL, mon.events.LINE, line)
+        mon.set_events(self.TOOL, mon.events.LINE)
+        return True
+
+
+@pytest.mark.skipif(not hasattr(sys, "monitoring"), reason="sys.monitoring is 3.12+")
+@pytest.mark.parametrize("disable", [False, True])
+def test_line_tool_turned_on_mid_frame_as_stock(disable):
+    def probe(g):
+        log = []
+        try:
+            results = [g(LineToolOnCompare(log, disable), 5), g(1, 5)]
+        finally:
+            sys.monitoring.set_events(LineToolOnCompare.TOOL, 0)
+            sys.monitoring.free_tool_id(LineToolOnCompare.TOOL)
+        return results, log
+
+    want = same_as_stock(MONITOR_MIDWAY, probe, warm=(1, 1), tag="monitor")
+    assert want[1][0] == 3   # the line after the comparison's

@@ -275,3 +275,144 @@ def test_tracer_attached_by_a_generic_operation(first_line, warm):
     src = MIDWAY.replace("x = a + b", first_line)
     want = same_as_stock(src, armed_run(ArmTracerAnyOp), warm=warm, tag="trace")
     assert ("return", len(src.strip().splitlines()) - 1) in want[1]
+
+
+class ArmTracerEverywhere(ArmTracerAnyOp):
+    """ArmTracerAnyOp for a comparison (> as well), a truth test, an
+    attribute store and a call too."""
+
+    def __init__(self, tracer):
+        object.__setattr__(self, "tracer", tracer)
+
+    def __gt__(self, other):
+        return self._arm(other)
+
+    def __bool__(self):
+        self._arm(None)
+        return True
+
+    def __setattr__(self, name, value):
+        self._arm(value)
+
+    def __call__(self):
+        return self._arm(5)
+
+
+# g(a, b) with `a` the operand that switches the tracer on: the frame's
+# line events from there on are stock's, wherever the interpreter takes the
+# frame over (at a jump, at the first instruction of a line, inside a loop).
+ATTACHED = {
+    "comparison, jump taken": """
+        def g(a, b):
+            x = b
+            if a > b: x = b + 1
+            y = x * 2
+            return y
+    """,
+    "comparison, no jump": """
+        def g(a, b):
+            x = b
+            if a < b: x = b + 1
+            y = x * 2
+            return y
+    """,
+    "comparison, block on the next line": """
+        def g(a, b):
+            x = b
+            if a < b:
+                x = b + 1
+            y = x * 2
+            return y
+    """,
+    "truth test": """
+        def g(a, b):
+            x = 0
+            if not a:
+                x = 1
+            return x
+    """,
+    "attribute store ending a line": """
+        def g(a, b):
+            a.x = 1
+            y = b * 2
+            return y
+    """,
+    "attribute store before a loop's back edge": """
+        def g(a, b):
+            t = 0
+            for i in range(3):
+                t += i
+                a.x = i
+            return t
+    """,
+    "while loop's comparison": """
+        def g(a, b):
+            k = 0
+            while a < b:
+                k += 1
+                b -= 1
+            return k
+    """,
+    "call in a loop": """
+        def g(a, b):
+            t = 0
+            for i in range(b):
+                if i == 1:
+                    t += a()
+                t += i
+            return t
+    """,
+}
+
+
+class Quiet:
+    """The same operations, switching nothing on (the compiling call's operand)."""
+
+    def __lt__(self, other):
+        return 5 < other
+
+    def __gt__(self, other):
+        return 5 > other
+
+    def __call__(self):
+        return 5
+
+
+@pytest.mark.parametrize("name", sorted(ATTACHED))
+def test_line_events_after_a_tracer_attached_midway(name):
+    want = same_as_stock(ATTACHED[name], armed_run(ArmTracerEverywhere), warm=(Quiet(), 3), tag="trace")
+    assert want[1] and want[1][-1][0] == "return"
+
+
+ATTACHED_GENERATOR = """
+def g(a, b):
+    yield 1
+    if a < b:
+        yield 2
+    for i in range(2):
+        yield i
+    yield 4
+"""
+
+
+def test_line_events_after_a_tracer_attached_in_a_generator():
+    def run(g):
+        code = g.__code__
+        events = []
+
+        def tracer(frame, event, arg):
+            if frame.f_code is code:
+                events.append((event, frame.f_lineno - code.co_firstlineno))
+            return tracer
+
+        try:
+            values = list(g(ArmTracerEverywhere(tracer), 5))
+        finally:
+            sys.settrace(None)
+        return values, events
+
+    def warm_fully(f_jit, warm_result, before):
+        assert list(f_jit(1, 3)) == [1, 2, 0, 1, 4]
+
+    want = same_as_stock(ATTACHED_GENERATOR, run, warm=(1, 3), tag="trace", then=warm_fully)
+    assert ("line", 4) in want[1]

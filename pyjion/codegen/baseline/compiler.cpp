@@ -32,6 +32,7 @@ void Compiler::compile()
     auto &a = em_.as();
     const auto &instrs = bytecode_.instrs();
     labels_.clear();
+    tracing_exits_.clear();
     for (size_t k = 0; k < instrs.size(); k++) labels_.push_back(a.newLabel());
     fused_into_previous_.assign(instrs.size(), false);
     exit_return_ = a.newLabel();
@@ -174,6 +175,12 @@ bool Compiler::needs_tracing_check(size_t k) const
 #if PY_VERSION_HEX >= 0x030D0000
     if (prev == CALL_KW) return true;
 #endif
+    // A jump: handed over at the jump itself, which the interpreter then
+    // runs with its own events, so that it sees the target's line event as
+    // coming from the jump (handed over at the target, 3.11's interpreter
+    // would take the instruction laid out before the target for the
+    // previous one, 3.13's the target itself).
+    if (ins.target >= 0 && opcode_jump_kind(ins.opcode) != NO_JUMP) return true;
     return prev == CALL || prev == CALL_FUNCTION_EX || bytecode_.starts_line(ins.index);
 }
 
@@ -245,13 +252,52 @@ Label Compiler::tracing_exit(int start, int depth)
             a.jmp(exit_restore_);
         });
     }
-    return handoff_at(tracing_handoff_, start, depth);
+    auto known = tracing_exits_.find({start, depth});
+    if (known != tracing_exits_.end()) return known->second;
+    Label stub = handoff_at(tracing_handoff_, start, depth, previous_instr(start));
+    tracing_exits_.emplace(std::make_pair(start, depth), stub);
+    return stub;
+}
+
+// The instruction the machine code ran last when it arrives at code unit
+// `start`: the one before it if that goes on to it, else the first jump
+// that lands there (jumps that may come after tracing started hand the
+// frame over themselves: needs_tracing_check); -1 if none.
+int Compiler::previous_instr(int start) const
+{
+    const auto &instrs = bytecode_.instrs();
+    int k = bytecode_.instr_at(start);
+    if (k > 0 && instrs[k - 1].depth >= 0 && !ends_block(instrs[k - 1].opcode)) return instrs[k - 1].index;
+    for (const Instr &ins : instrs) {
+        if (ins.target == start && ins.depth >= 0) return ins.index;
+    }
+    return -1;
 }
 
 // A stub of its own for one hand-over point: the frame's stack top and
-// prev_instr (it goes on at `start`), then the shared `handoff`.
-Label Compiler::handoff_at(const Label &handoff, int start, int depth)
+// prev_instr (it goes on at `start`), then the shared `handoff`. Where
+// `start` may carry a line event and the version's interpreter would miss
+// it (frame_emit::kHandoffEmitsLine), the stub emits it first, as coming
+// from `prev` (an error there is raised at `start`).
+Label Compiler::handoff_at(const Label &handoff, int start, int depth, int prev)
 {
+    bool line_event = frame_emit::kHandoffEmitsLine && prev >= 0 &&
+                      (bytecode_.starts_line(start) || bytecode_.is_jump_target(start));
+    if (line_event) {
+        int k = bytecode_.instr_at(start);
+        Label raise = error_exit_at(bytecode_.instrs()[k].index, depth, Raise::Error, -1, false);
+        return em_.cold([this, depth, start, handoff, prev, raise](Emitter &e) {
+            auto &a = e.as();
+            a.mov(Emitter::frame_d(layout::kFrameStackTop), code_->co_nlocalsplus + depth);
+            e.set_prev_instr(start - layout::kResumeUnitBias);
+            frame_emit::handoff_line_event(e, prev);
+            a.test(x86::eax, x86::eax);
+            a.jnz(raise);
+            // (a debugger's f_lineno may have moved the frame on)
+            a.mov(x86::rax, Emitter::frame_q(layout::kFrameInstr));
+            a.jmp(handoff);
+        });
+    }
     return em_.cold([this, depth, start, handoff](Emitter &e) {
         auto &a = e.as();
         a.mov(Emitter::frame_d(layout::kFrameStackTop), code_->co_nlocalsplus + depth);
@@ -419,7 +465,7 @@ Label Compiler::fallback_exit(int start, int depth)
             a.jmp(exit_restore_);
         });
     }
-    return handoff_at(fallback_handoff_, start, depth);
+    return handoff_at(fallback_handoff_, start, depth, -1);
 }
 
 // A generator frame is (re)entered after its RETURN_GENERATOR or a YIELD_VALUE:

@@ -8,6 +8,7 @@
 #include <asmjit/x86.h>
 #include <memory>
 #include <string>
+#include <map>
 #include <vector>
 
 #include "front/bound_locals.h"
@@ -99,7 +100,8 @@ private:
     void emit_prologue();
     void emit_frame_entry();
     void emit_handoff_prologue(Emitter &e);
-    asmjit::Label handoff_at(const asmjit::Label &handoff, int start, int depth);
+    asmjit::Label handoff_at(const asmjit::Label &handoff, int start, int depth, int prev);
+    int previous_instr(int start) const;
     void emit_resume_entry();
     void find_loops();
     void emit_osr_entry();
@@ -331,6 +333,8 @@ private:
     asmjit::Label exit_return_, exit_error_, exit_unlinked_, exit_suspend_, exit_restore_;
     // The tail every tracing check shares (prev_instr in rax): made on first use.
     asmjit::Label tracing_handoff_;
+    // tracing_exit's stubs by (code unit, depth): one per place the frame is handed over
+    std::map<std::pair<int, int>, asmjit::Label> tracing_exits_;
     asmjit::Label fallback_handoff_;
     // Instructions the baseline's visitor of the one before implemented (fused).
     std::vector<bool> fused_into_previous_;

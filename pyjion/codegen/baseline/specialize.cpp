@@ -405,10 +405,30 @@ void emit_compare_op(Compiler &c, int op)
         }
         // Fused: the result is consumed by the jump, as POP_JUMP_IF_* would.
         c.set_prev_instr();
-        em.call<&slots::compare_truth>(Lea(em.stack(c.depth() - 2)), op);
+        em.call<&slots::compare_truth>(Lea(em.stack(c.depth() - 2)), op, Emitter::tstate);
         c.drop(2);
         a.test(x86::eax, x86::eax);
         a.js(c.error_exit(depth - 2));
+        if constexpr (PY_VERSION_HEX >= 0x030D0000) {
+            // The comparison turned tracing on: its bool goes on the stack
+            // and the interpreter takes the frame at the jump (whose target's
+            // line event it then takes as coming from the jump, as stock).
+            int slot = depth - 2;
+            Label tracing = c.tracing_exit(jump->start, depth - 1);
+            Label handover = em.cold([slot, tracing](Emitter &e) {
+                auto &a = e.as();
+                e.load_address(x86::rcx, Py_False);
+                e.load_address(x86::rdx, Py_True);
+                a.test(x86::eax, 1);
+                a.cmovnz(x86::rcx, x86::rdx);
+                e.incref(x86::rcx);
+                a.mov(e.stack(slot), x86::rcx);
+                a.jmp(tracing);
+            });
+            a.cmp(x86::eax, 2);
+            a.jae(handover);
+            a.test(x86::eax, x86::eax);
+        }
         c.jump_if_flags(jump_when_true, jump->target, *jump, done);
     });
     a.bind(done);

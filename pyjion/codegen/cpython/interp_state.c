@@ -8,6 +8,9 @@
 #include "internal/pycore_ceval.h"
 #include "internal/pycore_pystate.h"
 #include "internal/pycore_runtime.h"
+#if PY_VERSION_HEX >= 0x030D0000
+#include "opcode.h"   // INSTRUMENTED_LINE
+#endif
 #include "cpython/interp_state.h"
 
 const void *pyj_eval_breaker_address(void)
@@ -48,6 +51,56 @@ Py_ssize_t pyj_interp_eval_frame_offset(void)
 {
     return offsetof(PyInterpreterState, eval_frame);
 }
+
+#if PY_VERSION_HEX >= 0x030D0000
+int pyj_interp_monitors_any(PyThreadState *ts)
+{
+    const uint8_t *tools = ts->interp->monitors.tools;
+    for (int i = 0; i < _PY_MONITORING_UNGROUPED_EVENTS; i++) {
+        if (tools[i] != 0) return 1;
+    }
+    return 0;
+}
+
+uintptr_t pyj_interp_instrumentation_version(PyThreadState *ts)
+{
+    return _Py_atomic_load_uintptr_relaxed(&ts->interp->ceval.instrumentation_version);
+}
+
+uint8_t pyj_interp_line_tools(PyThreadState *ts)
+{
+    return ts->interp->monitors.tools[PY_MONITORING_EVENT_LINE];
+}
+
+// The instruction's own opcode back in place of INSTRUMENTED_LINE (what
+// the line data kept of it), its inline cache counter warming up again.
+static void de_instrument_line(PyCodeObject *code, int unit, const uint8_t *caches)
+{
+    _Py_CODEUNIT *instr = &_PyCode_CODE(code)[unit];
+    if (instr->op.code != INSTRUMENTED_LINE) return;
+    _PyCoMonitoringData *m = code->_co_monitoring;
+    int original = m->lines[unit].original_opcode;
+    if (original == INSTRUMENTED_INSTRUCTION) {
+        /* per-instruction monitoring stays: the line data now names the real opcode */
+        m->lines[unit].original_opcode = m->per_instruction_opcodes[unit];
+    }
+    instr->op.code = (uint8_t)original;
+    if (caches[original]) instr[1].counter = adaptive_counter_warmup();
+}
+
+void pyj_code_remove_line_tools(PyCodeObject *code, int unit, uint8_t tools, const uint8_t *caches)
+{
+    _PyCoMonitoringData *m = code->_co_monitoring;
+    if (m->line_tools != NULL) {
+        m->line_tools[unit] &= (uint8_t)~tools;
+        if (m->line_tools[unit] == 0) de_instrument_line(code, unit, caches);
+    } else {
+        /* one tool: its events are the instruction's */
+        uint8_t single = m->active_monitors.tools[PY_MONITORING_EVENT_LINE];
+        if ((single & tools) == single) de_instrument_line(code, unit, caches);
+    }
+}
+#endif
 
 int pyj_gil_drop_requested(PyThreadState *ts)
 {

@@ -58,6 +58,24 @@ size_t pyj_small_int_size(void);
 // for CPython's own, else a PEP 523 function), for machine code to compare.
 Py_ssize_t pyj_interp_eval_frame_offset(void);
 
+#if PY_VERSION_HEX >= 0x030D0000
+// sys.monitoring's global state (3.13): whether any tool (sys.settrace and
+// sys.setprofile are tools too) monitors any event in every code object
+// (interp->monitors), and the interpreter's instrumentation version
+// (interp->ceval.instrumentation_version: what _Py_Instrument gives the code
+// it brings up to date).
+int pyj_interp_monitors_any(PyThreadState *ts);
+uintptr_t pyj_interp_instrumentation_version(PyThreadState *ts);
+// The tools monitoring LINE events globally (interp->monitors).
+uint8_t pyj_interp_line_tools(PyThreadState *ts);
+// What the interpreter does when `tools` answer DISABLE to the LINE event of
+// code unit `unit` (instrumentation.c's remove_line_tools): their line event
+// there is off, and the instruction loses its INSTRUMENTED_LINE once no
+// tool wants it (`caches`: each opcode's inline cache entries, 256 of them:
+// the instruction's first entry, its counter, warms up again).
+void pyj_code_remove_line_tools(PyCodeObject *code, int unit, uint8_t tools, const uint8_t *caches);
+#endif
+
 // Another thread asked this one to drop the GIL.
 int pyj_gil_drop_requested(PyThreadState *ts);
 

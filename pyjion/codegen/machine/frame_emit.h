@@ -34,6 +34,17 @@ void leave_recursion(Emitter &e);
 // 3.13: the instrumentation version of `code` is not the thread's).
 void tracing_check(Emitter &e, PyCodeObject *code, const asmjit::Label &handoff);
 
+// A hand-off to the interpreter at an instruction that may carry a line
+// event (a line start or a jump target), with the frame's position and
+// stack top stored and the frame still linked; `prev_unit` is the
+// instruction the machine code ran last. 3.13's interpreter takes the
+// frame's position for the previous instruction, so it would not emit that
+// line event: the machine code does (eax non-zero: an error, the
+// instruction raises it). 3.11's interpreter reads the previous instruction
+// from prev_instr: kHandoffEmitsLine is false, nothing is emitted.
+extern const bool kHandoffEmitsLine;
+void handoff_line_event(Emitter &e, int prev_unit);
+
 // Jumps to `pending` when the eval breaker asks for attention (signals,
 // pending calls, a GIL drop request, an async exception...).
 void eval_breaker_check(Emitter &e, const asmjit::Label &pending);

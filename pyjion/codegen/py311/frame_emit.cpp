@@ -14,6 +14,10 @@ const char kNoWhere[] = "";   // _Py_CheckRecursiveCall's "where" suffix, as the
 
 const bool kExitClearsFrame = false;   // _PyEval_Vector and gen_send_ex2 clear it
 
+const bool kHandoffEmitsLine = false;   // the interpreter's maybe_call_line_trace reads prev_instr
+
+void handoff_line_event(Emitter &, int) {}
+
 void link(Emitter &e, const x86::Gp &frame_address)
 {
     auto &a = e.as();

@@ -51,13 +51,26 @@ inline void set_frame_unit(_PyInterpreterFrame *f, int unit) { f->instr_ptr = _P
 inline int frame_resume_unit(const _PyInterpreterFrame *f) { return frame_unit(f) + kResumeUnitBias; }
 inline _PyInterpreterFrame *current_frame(PyThreadState *ts) { return ts->current_frame; }
 inline void set_current_frame(PyThreadState *ts, _PyInterpreterFrame *f) { ts->current_frame = f; }
+}  // namespace pyjion::layout
+
+namespace pyjion::py313 {
+// py313/frame_runtime.cpp: the code's instrumentation version is behind the
+// thread's. True (the version brought up to date) where _Py_Instrument would
+// change nothing else.
+bool instrumentation_caught_up(PyThreadState *ts, PyCodeObject *code);
+}  // namespace pyjion::py313
+
+namespace pyjion::layout {
+
 // The interpreter must run this code for sys.monitoring (and settrace /
 // setprofile, built on it): either the global instrumentation changed since
-// the code was instrumented (RESUME_CHECK's comparison: the interpreter
-// instruments it), or the code is instrumented for some event now (its
-// bytecode carries the INSTRUMENTED_* forms that machine code does not
-// have). Turning a tracer on instruments the code of every executing frame
-// at once, so the version comparison alone would miss those.
+// the code was instrumented and instrumenting it now would change its
+// bytecode (RESUME's comparison, then _Py_Instrument: machine code checks
+// the version inline and the rest in py313::instrumentation_caught_up), or
+// the code is instrumented for some event now (its bytecode carries the
+// INSTRUMENTED_* forms that machine code does not have). Turning a tracer on
+// instruments the code of every executing frame at once, so the version
+// comparison alone would miss those.
 inline bool code_monitored(PyCodeObject *code)
 {
     const _PyCoMonitoringData *m = code->_co_monitoring;
@@ -69,8 +82,11 @@ inline bool code_monitored(PyCodeObject *code)
 }
 inline bool tracing_active(PyThreadState *ts, PyCodeObject *code)
 {
-    return (ts->eval_breaker & ~static_cast<uintptr_t>(kEvalEventsMask)) != code->_co_instrumentation_version ||
-           code_monitored(code);
+    if ((ts->eval_breaker & ~static_cast<uintptr_t>(kEvalEventsMask)) != code->_co_instrumentation_version &&
+        !py313::instrumentation_caught_up(ts, code)) {
+        return true;
+    }
+    return code_monitored(code);
 }
 constexpr int32_t kCodeMonitoring = offsetof(PyCodeObject, _co_monitoring);
 constexpr int32_t kMonitoringActive = offsetof(_PyCoMonitoringData, active_monitors);

@@ -56,18 +56,30 @@ void leave_recursion(Emitter &e)
     a.add(x86::dword_ptr(Emitter::tstate, layout::kTstateCRecursionRemaining), py313::kCStackUnits);
 }
 
-// layout::tracing_active in machine code: the instrumentation version, then
-// whether the code is instrumented for any event (its active monitors, a
-// few bytes, compared in the widest pieces that fit).
+// layout::tracing_active in machine code: the instrumentation version (a
+// stale one is brought up to date out of line where the interpreter's
+// instrumenting would change nothing else: py313::instrumentation_caught_up),
+// then whether the code is instrumented for any event (its active monitors,
+// a few bytes, compared in the widest pieces that fit). At an instruction
+// boundary: the frame holds everything, so the stale path may call C.
 void tracing_check(Emitter &e, PyCodeObject *code, const Label &handoff)
 {
     auto &a = e.as();
-    Label quiet = a.newLabel();
+    Label quiet = a.newLabel(), current = a.newLabel();
+    Label stale = e.cold([code, handoff, current](Emitter &e) {
+        auto &a = e.as();
+        e.call<&py313::instrumentation_caught_up>(Emitter::tstate, code);
+        a.test(x86::al, x86::al);
+        a.jz(handoff);
+        e.load_address(x86::rcx, code);
+        a.jmp(current);
+    });
     a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateEvalBreaker));
     a.and_(x86::rax, ~static_cast<int32_t>(layout::kEvalEventsMask));
     e.load_address(x86::rcx, code);
     a.cmp(x86::rax, x86::qword_ptr(x86::rcx, layout::kCodeInstrumentationVersion));
-    a.jne(handoff);
+    a.jne(stale);
+    a.bind(current);
     a.mov(x86::rax, x86::qword_ptr(x86::rcx, layout::kCodeMonitoring));
     a.test(x86::rax, x86::rax);
     a.jz(quiet);
@@ -81,6 +93,13 @@ void tracing_check(Emitter &e, PyCodeObject *code, const Label &handoff)
         left -= piece;
     }
     a.bind(quiet);
+}
+
+const bool kHandoffEmitsLine = true;
+
+void handoff_line_event(Emitter &e, int prev_unit)
+{
+    e.call<&py313::handoff_line_event>(Emitter::tstate, Lea(Emitter::frame_address()), prev_unit);
 }
 
 void eval_breaker_check(Emitter &e, const Label &pending)

@@ -28,6 +28,18 @@ constexpr int kCStackUnits = 1;
 // gets); -1: RecursionError set and both counters given back.
 int recursion_overflow(PyThreadState *ts);
 
+// A frame handed to the interpreter at the instruction its instr_ptr names
+// (linked, its stack top stored), when `prev_unit` is the instruction the
+// machine code ran last: the interpreter takes the frame's own position for
+// the previous instruction, so its INSTRUMENTED_LINE there would never see a
+// new line. Emits that line event as _Py_call_instrumentation_line would
+// (Python/instrumentation.c: when the instruction is instrumented for lines,
+// and is on another line than `prev_unit`, or follows RESUME), through
+// sys.monitoring's exported line event, and takes the line event off the
+// instruction for tools that answer DISABLE, as the interpreter does. 0, or
+// -1 with the tool's exception set (the instruction raises it).
+int handoff_line_event(PyThreadState *ts, _PyInterpreterFrame *frame, int prev_unit);
+
 // YIELD_VALUE: the generator owning `frame` suspended (oparg 1: inside a
 // yield from / await), the exception state handed back to the caller.
 void suspend_generator(PyThreadState *ts, _PyInterpreterFrame *frame, int oparg);

@@ -97,10 +97,17 @@ int truth_consume(PyObject *value)
     return truth;
 }
 
-int compare_truth(PyObject **sp, int op)
+int compare_truth(PyObject **sp, int op, PyThreadState *ts)
 {
     PyObject *result = compare_consume(sp, op);
-    return result == nullptr ? -1 : truth_consume(result);
+    int truth = result == nullptr ? -1 : truth_consume(result);
+#if PY_VERSION_HEX >= 0x030D0000
+    // __lt__ & co. (or the result's __bool__) may have turned tracing on
+    if (truth >= 0 && layout::tracing_active(ts, layout::frame_code(layout::current_frame(ts)))) truth += 2;
+#else
+    (void)ts;
+#endif
+    return truth;
 }
 
 }  // namespace slots

@@ -31,7 +31,10 @@ int compare(PyObject **sp, PyThreadState *ts, int op);
 
 // COMPARE_OP fused with the POP_JUMP_IF that follows: the truth of the
 // comparison, 1 or 0, or -1 on error (the result is consumed, no slot written).
-int compare_truth(PyObject **sp, int op);
+// 3.13: 2 + the truth when the comparison turned tracing on (the caller
+// hands the frame over at its conditional jump; see Compiler's fused
+// comparison).
+int compare_truth(PyObject **sp, int op, PyThreadState *ts);
 
 // POP_JUMP_IF_TRUE/FALSE of anything but True and False: its truth (1, 0,
 // or -1 on error), and the value released.
