@@ -75,7 +75,7 @@ smoke: setup
 
 # The whole CPython suite, stock vs JIT, per module (about an hour here).
 regrtest: setup
-	$(PY) tools/regrtest.py --all -j 2 --timeout 900 --markdown docs/regrtest-3.11.md
+	$(PY) tools/regrtest.py --all -j 2 --timeout 900 --markdown docs/regrtest-$(PYVER).md
 
 # Reference leaks, as regrtest's -R 3:3 on a debug build would find them but on
 # this release build (tools/refleak.py): every test of the suite run 3+3 times

@@ -211,6 +211,7 @@ cdef extern from "hook_entry.h":
     PyjEntryState pyj_entry
     PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
     int pyj_hook_aside_pending() noexcept
+    PyObject *pyj_interpret_handed_over(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
     void pyj_hook_aside_cancel() noexcept
     void pyj_record_warm_now(PyjRecord *rec) noexcept
     PyObject *pyj_enter_compiled(PyThreadState *ts, PyjFrame *f, int throwflag, PyjRecord *rec) noexcept
@@ -742,7 +743,7 @@ cdef void sync_hook_state() noexcept:
     g_codegen.hook.record_index = g_extra_index
     g_codegen.hook.evaluator = <void *>hook
     g_codegen.hook.profiling = g_profile
-    g_codegen.hook.interpret = <PyjionEntry>pyj_interpret
+    g_codegen.hook.interpret = <PyjionEntry>pyj_interpret_handed_over
     g_codegen.hook.enabled = g_installed
 
 

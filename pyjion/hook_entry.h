@@ -91,19 +91,55 @@ typedef struct {
 
 static PyjHookAside pyj_aside = {0, 0, NULL};
 
-static PyObject *pyj_interpret_aside(PyThreadState *ts, PyjFrame *f, int throwflag)
+static PyObject *pyj_run_aside(PyThreadState *ts, PyjFrame *f, int throwflag,
+                               PyObject *(*run)(PyThreadState *, PyjFrame *, int))
 {
     if (pyj_aside.depth == 0) pyj_aside.hook = pyj_get_eval_func();
     pyj_aside.depth++;
     pyj_aside.restore = 1;
     pyj_set_eval_func(_PyEval_EvalFrameDefault);
-    PyObject *result = pyj_entry.full(ts, f, throwflag);   /* counted, and interpreted (traced) */
+    PyObject *result = run(ts, f, throwflag);
     if (--pyj_aside.depth == 0 && pyj_aside.restore && pyj_get_eval_func() == _PyEval_EvalFrameDefault) {
         pyj_set_eval_func(pyj_aside.hook);
     }
     return result;
 }
+
+static PyObject *pyj_interpret_aside(PyThreadState *ts, PyjFrame *f, int throwflag)
+{
+    return pyj_run_aside(ts, f, throwflag, pyj_entry.full);   /* counted, and interpreted (traced) */
+}
 #endif
+
+#if PY_VERSION_HEX >= 0x030D0000
+/* A sys.monitoring tool of the program's own is active (ids 0-5; 6 and 7
+ * are sys.setprofile's and sys.settrace's). */
+static inline int pyj_monitoring_tool_active(PyThreadState *ts)
+{
+    const uint8_t *tools = ts->interp->monitors.tools;
+    uint8_t any = 0;
+    for (int i = 0; i < _PY_MONITORING_UNGROUPED_EVENTS; i++) any |= tools[i];
+    return (any & ~((1 << PY_MONITORING_SYS_PROFILE_ID) | (1 << PY_MONITORING_SYS_TRACE_ID))) != 0;
+}
+#endif
+
+/* Machine code handing its frame to the interpreter part-way (a tool started
+ * while it ran, or an optimised frame's fallback: PyjionHookState.interpret).
+ * On 3.13 with a sys.monitoring tool active the hook steps aside for the rest
+ * of that frame: the interpreter, seeing a PEP 523 function, would call the
+ * frame's Python callees through their vectorcall and report each to the
+ * tool as a C call (a C_RETURN event: test_monitoring). Not for
+ * sys.settrace/setprofile, which report C calls of C functions only: their
+ * frame's callees go on through the hook (and compile) once tracing stops. */
+static PyObject *pyj_interpret_handed_over(PyThreadState *ts, PyjFrame *f, int throwflag)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    if (pyj_monitoring_tool_active(ts) && !pyj_entry.profiling) {
+        return pyj_run_aside(ts, f, throwflag, pyj_interpret);
+    }
+#endif
+    return pyj_interpret(ts, f, throwflag);
+}
 
 /* The hook stepped aside for a traced frame and going back in at its end
  * (pyjion.installed() holds); pyjion.disable() cancels the return. */

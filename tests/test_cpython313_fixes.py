@@ -334,3 +334,90 @@ def test_line_tool_turned_on_mid_frame_as_stock(disable):
 
     want = same_as_stock(MONITOR_MIDWAY, probe, warm=(1, 1), tag="monitor")
     assert want[1][0] == 3   # the line after the comparison's
+
+
+# test_builtin: 3.12+ look IMPORT_NAME's __import__ up in builtins of any
+# mapping type (exec with a mappingproxy as __builtins__); the compiled import
+# took them for a dict (SystemError from PyDict_GetItemWithError). 3.11 needs
+# a dict there and fails alike on stock (compared by exception type there).
+def test_import_with_builtins_of_another_mapping_type():
+    differential("""
+        def f(k):
+            import types
+            def fake_import(name, globals, locals, fromlist, level):
+                return ("imported", name, fromlist, level)
+            code = compile("import foo.bar\\nfrom spam import eggs as e", "test", "exec")
+            mapping = {} if k == 0 else {"__import__": fake_import} if k == 1 else {"len": len}
+            ns = {"__builtins__": types.MappingProxyType(mapping)}
+            try:
+                exec(code, ns)
+            except Exception as e:
+                return type(e).__name__, str(e) if isinstance(e, ImportError) else None
+            return ns["foo"]
+    """, [(0,), (1,), (2,)], expect="return")
+
+
+# test_code: an opcode CPython does not know makes the interpreter raise
+# SystemError("unknown opcode N"); PyCode_GetCode reads it as CACHE, so the
+# compiler skipped it and the function ran. Such code is left to the
+# interpreter now.
+def test_unknown_opcode_raises_system_error():
+    differential("""
+        def f(k):
+            def foo():
+                return 1
+            raw = foo.__code__.co_code
+            first = 229 if k == 0 else raw[0]
+            foo.__code__ = foo.__code__.replace(co_code=bytes([first]) + raw[1:])
+            try:
+                return foo()
+            except SystemError as e:
+                return "SystemError", str(e).split(": ", 1)[-1]
+    """, [(0,), (1,)], expect="return")
+
+
+# test_monitoring: a compiled frame that turns sys.monitoring on goes on in
+# the interpreter; with the hook still installed there, the interpreter calls
+# the frame's Python callees through their vectorcall and reports each call
+# as a C call (a C_RETURN event for `func()`). The hook steps aside for the
+# rest of that frame as for a traced frame it is given. 3.11 (no
+# sys.monitoring): the same program under sys.setprofile.
+MONITOR_FROM_COMPILED = """
+    import sys
+    def f2():
+        len([])
+        sys.getsizeof(0)
+    events = []
+    def on_call(code, offset, callable, arg0):
+        events.append(("call", code.co_name, offset, getattr(callable, "__name__", "?")))
+    def on_c_return(code, offset, callable, arg0):
+        events.append(("c_return", code.co_name, offset, getattr(callable, "__name__", "?")))
+    def profile(frame, event, arg):
+        events.append((event, frame.f_code.co_name, getattr(arg, "__name__", None)))
+    def check(func):
+        if hasattr(sys, "monitoring"):
+            E = sys.monitoring.events
+            sys.monitoring.use_tool_id(2, "test")
+            sys.monitoring.register_callback(2, E.CALL, on_call)
+            sys.monitoring.register_callback(2, E.C_RETURN, on_c_return)
+            sys.monitoring.set_events(2, E.CALL)
+            func()
+            sys.monitoring.set_events(2, 0)
+            sys.monitoring.free_tool_id(2)
+        else:
+            sys.setprofile(profile)
+            func()
+            sys.setprofile(None)
+        return len(events)
+    for i in range(3):
+        events.clear()
+        check(f2)
+        print(events)
+"""
+
+
+def test_monitoring_started_in_compiled_frame_as_stock():
+    stock = check_python(MONITOR_FROM_COMPILED)
+    jit = check_python(MONITOR_FROM_COMPILED, env=JIT_ENV)
+    assert jit == stock
+    assert "len" in stock and "getsizeof" in stock

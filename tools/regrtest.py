@@ -32,7 +32,9 @@ test_iter test_range test_opcodes test_dictcomps test_setcomps test_listcomps te
 
 def all_modules():
     out = subprocess.run([sys.executable, "-m", "test", "--list-tests"], capture_output=True, text=True)
-    return [line.strip() for line in out.stdout.splitlines() if line.strip().startswith("test_")]
+    # 3.13 lists the modules of split packages (test_asyncio, test_concurrent_futures,
+    # test_multiprocessing_*, ...) as test.test_pkg.test_x; -m test runs them by that name.
+    return [line.strip() for line in out.stdout.splitlines() if line.strip().startswith(("test_", "test."))]
 
 
 def default_sigint():

@@ -99,6 +99,10 @@ void Bytecode::decode(PyCodeObject *code)
         throw CompileError{PYJION_RESULT_COMPILER_ERROR, "could not read the bytecode"};
     }
     const auto *units = reinterpret_cast<const uint8_t *>(PyBytes_AS_STRING(bytes));
+    // PyCode_GetCode reads an opcode CPython does not know as CACHE (0, its
+    // deoptimisation table's default); the code itself keeps the byte, and the
+    // interpreter raises SystemError("unknown opcode") there (test_code).
+    const auto *real = reinterpret_cast<const uint8_t *>(code->co_code_adaptive);
     int n = (int)(PyBytes_GET_SIZE(bytes) / 2);
     at_.assign(n, -1);
     int i = 0;
@@ -111,6 +115,11 @@ void Bytecode::decode(PyCodeObject *code)
             oparg = (oparg | units[2 * i + 1]) << 8;
             i++;
             op = units[2 * i];
+        }
+        if (op == 0 && real[2 * i] != 0) {
+            Py_DECREF(bytes);
+            throw CompileError{PYJION_RESULT_UNSUPPORTED_OPCODE,
+                               "unknown opcode " + std::to_string(real[2 * i]) + " at offset " + std::to_string(2 * i)};
         }
         ins.index = i;
         ins.opcode = op;

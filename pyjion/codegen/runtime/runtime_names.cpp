@@ -255,20 +255,33 @@ PyObject *import_name(PyThreadState *ts, _PyInterpreterFrame *frame, PyObject *n
 {
     Names *n = names();
     if (n == nullptr) return nullptr;
+#if PY_VERSION_HEX >= 0x030C0000
+    // 3.12+ look __import__ up in builtins that may be any mapping (exec with
+    // a mappingproxy as __builtins__: test_builtin).
+    bool failed;
+    PyObject *import_func = mapping_lookup(frame->f_builtins, n->import_, &failed);
+    if (import_func == nullptr) {
+        if (!failed) PyErr_SetString(PyExc_ImportError, "__import__ not found");
+        return nullptr;
+    }
+#else
+    // 3.11's import_name requires a dict.
     PyObject *import_func = PyDict_GetItemWithError(frame->f_builtins, n->import_);
     if (import_func == nullptr) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ImportError, "__import__ not found");
         return nullptr;
     }
+    Py_INCREF(import_func);
+#endif
     PyObject *locals = frame->f_locals != nullptr ? frame->f_locals : Py_None;
     if (import_func == pyj_interp_import_func(ts)) {
         // builtins.__import__ is the interpreter's own: skip the call.
+        Py_DECREF(import_func);
         int ilevel = pyj_long_as_int(level);
         if (ilevel == -1 && PyErr_Occurred()) return nullptr;
         return PyImport_ImportModuleLevelObject(name, frame->f_globals, locals, fromlist, ilevel);
     }
     // A replaced __import__ gets the five arguments positionally.
-    Py_INCREF(import_func);
     PyObject *args[5] = {name, frame->f_globals, locals, fromlist, level};
     PyObject *res = PyObject_Vectorcall(import_func, args, 5, nullptr);
     Py_DECREF(import_func);
