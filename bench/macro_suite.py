@@ -9,6 +9,7 @@ with the settings a user gets from PYJION=1.
     python bench/macro_suite.py all                       # the three, then bench/MACRO.md
     ... --programs sympy_calculus,json_indent --jit-env PYJION_THRESHOLD=0 --no-write
     python bench/macro_suite.py cycles --no-compile --kinds whole   # + the no-compile side
+    python bench/macro_suite.py report                    # the .md again, from the .json
 
 Both sides run with the interpreter that runs this script (`make bench-macro
 PYVER=3.13` runs it with .venv-3.13's): CPython 3.11's results go to
@@ -31,7 +32,11 @@ pyjion.enable(jit=False)), which installs the hook but never compiles. Its
 ratios, stock/no-compile, are the cost of the warm-up machinery alone (what
 runs to decide what to compile, without the machine code); they are kept
 as a JIT environment of their own ("PYJION=1 PYJION_JIT=0"). Under
-callgrind (cycles) they do not depend on the machine's load.
+callgrind (cycles) they do not depend on the machine's load. What that
+machinery is depends on pyjion's jit=False: at the time of writing, the
+PEP 523 hook and its call counting run, while the sampler thread does not
+(it starts only where code may be compiled) and pyjion._codegen is never
+loaded.
 
 Figures are ratios stock/JIT (higher is better), per pair of runs made one
 after the other (their order alternates), and the median over the pairs:
@@ -84,6 +89,13 @@ JSON_PATH, MD_PATH = result_paths()
 # Programs a version cannot run, with the reason (listed in its .md). Every
 # program runs on 3.11 and 3.13.
 UNSUPPORTED = {}
+# What a version's .md says of its programs besides the figures.
+NOTES = {
+    "3.13": ["pygments_highlight and stdlib_text work on the standard library's own source "
+             "(textwrap, difflib), which 3.13 changed: they print other results than on 3.11, as "
+             "they should. Every other program prints the same on stock 3.11 and 3.13 (with the "
+             "same pinned packages, bench/macro/requirements.txt)."],
+}
 # On top of the JIT environment: pyjion enabled, nothing compiled.
 NO_COMPILE_ENV = {"PYJION_JIT": "0"}
 sys.path.insert(0, os.path.join(REPO, "tools"))
@@ -388,14 +400,17 @@ def render_md(data, version=VERSION, path=None):
         lines.append("Every program of bench/macro runs on CPython %s (%d programs)."
                      % (version, len(every_program())))
     lines.append("")
+    for note in NOTES.get(version, ()):
+        lines.extend([note, ""])
     for key in sorted(data):
         section = data[key]
         lines.append("## JIT environment: `%s`" % key)
         lines.append("")
         if is_no_compile(key):
-            lines.append("pyjion enabled at start-up but compiling nothing (`--no-compile`): "
-                         "the ratios stock/this are the cost of the warm-up machinery alone "
-                         "(a ratio of 0.990x is 1.0% more than stock).")
+            lines.append("pyjion enabled at start-up but compiling nothing (`--no-compile`, "
+                         "pyjion.enable(jit=False): the hook and its call counting, no sampler "
+                         "thread, no code generator loaded): the ratios stock/this are the cost "
+                         "of the warm-up machinery alone (a ratio of 0.990x is 1.0% more than stock).")
             lines.append("")
         for mode in ("whole", "steady", "cycles"):
             if mode in section:
@@ -443,14 +458,15 @@ def render_md(data, version=VERSION, path=None):
                 fmt(geomean(cols["cw"])), fmt(lowest(cols["cw"])),
                 ", ".join(below) if below else "none"))
         lines.append("")
-    with open(path or result_paths(version)[1], "w") as f:
+    with open(path or (MD_PATH if version == VERSION else result_paths(version)[1]), "w") as f:
         f.write("\n".join(lines))
 
 
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=("whole", "steady", "cycles", "all"))
+    ap.add_argument("mode", choices=("whole", "steady", "cycles", "all", "report"),
+                    help="report: write the .md again from the .json, measuring nothing")
     ap.add_argument("--programs", help="comma-separated names (default: every bench/macro program "
                                        "this Python version runs)")
     ap.add_argument("--pairs", type=int, help="pairs of runs (default: whole 9, steady 5)")
@@ -488,6 +504,9 @@ def parse_args(argv=None):
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.mode == "report":
+        render_md(load_json())
+        return 0
     programs, extra = args.programs, args.extra
     macro_packages.install()
     mismatches = Mismatch()

@@ -122,3 +122,17 @@ def test_table(tmp_path, monkeypatch):
     monkeypatch.setitem(macro_suite.UNSUPPORTED, "3.13", {"genshi_templates": "its C speedups do not build"})
     macro_suite.render_md(data, "3.13", str(path))
     assert "- genshi_templates: its C speedups do not build" in path.read_text()
+    assert "stdlib_text" in path.read_text()          # 3.13's note on results that differ from 3.11's
+
+
+def test_report_mode_writes_the_table_from_the_json(tmp_path, monkeypatch):
+    data = {"PYJION=1": {"whole": {"commit": "c", "date": "d", "note": "n", "programs": {
+        "json_indent": {"pairs": 5, "stock_cpu_s": 0.1, "jit_cpu_s": 0.1, "cpu_ratio": 0.951,
+                        "cpu_ratios": [], "rss_ratio": 1.1, "stock_rss_mb": 20.0, "commit": "c"}}}}}
+    (tmp_path / "m.json").write_text(json.dumps(data))
+    monkeypatch.setattr(macro_suite, "JSON_PATH", str(tmp_path / "m.json"))
+    monkeypatch.setattr(macro_suite, "MD_PATH", str(tmp_path / "m.md"))
+    assert macro_suite.main(["report"]) == 0
+    text = (tmp_path / "m.md").read_text()
+    assert "stock CPython %s vs pyjion" % macro_suite.VERSION in text
+    assert "| json_indent | 0.100 | 0.951x | 1.100x |" in text
