@@ -286,6 +286,13 @@ def measure_cycles(programs, warmup, env, mismatches, jobs, kinds=CYCLE_KINDS):
     callgrind run per program, side and kind (whole process, steady run)."""
     others = [m for m in env if m != "stock"]
     tasks = {}
+
+    def done(key, future):
+        # each run's counts as it ends: a long run stopped halfway leaves these in its log
+        if future.exception() is None:
+            print("callgrind %s %s %s: %s" % (key + (json.dumps(future.result()[0]),)),
+                  file=sys.stderr, flush=True)
+
     with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
         for p in programs:
             for mode in env:
@@ -296,6 +303,8 @@ def measure_cycles(programs, warmup, env, mismatches, jobs, kinds=CYCLE_KINDS):
                     tasks[p, mode, "steady"] = pool.submit(
                         callgrind_counts, [sys.executable, STEADY, program_path(p), str(warmup), "1", "--callgrind"],
                         env[mode], "_PyEval_CallTracing")
+        for key, future in tasks.items():
+            future.add_done_callback(lambda f, key=key: done(key, f))
     tables = {m: {} for m in others}
     for p in programs:
         for mode in others:
