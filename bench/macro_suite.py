@@ -466,6 +466,13 @@ def render_md(data, version=VERSION, path=None):
             lines.append("Cycles, whole process: geomean %s, lowest %s; below 1.0x: %s." % (
                 fmt(geomean(cols["cw"])), fmt(lowest(cols["cw"])),
                 ", ".join(below) if below else "none"))
+            if is_no_compile(key):
+                costs = {p: 1 / v - 1 for p, v in zip(programs, cols["cw"]) if v}
+                worst = max(costs, key=costs.get)
+                lines.append("Cost of the warm-up machinery alone (cycles, whole process): %.1f%% over "
+                             "the geomean, at most %.1f%% (%s); programs within 1%%: %s." % (
+                                 100 * (1 / geomean(cols["cw"]) - 1), 100 * costs[worst], worst,
+                                 ", ".join(p for p, c in costs.items() if c <= 0.01) or "none"))
         lines.append("")
     with open(path or (MD_PATH if version == VERSION else result_paths(version)[1]), "w") as f:
         f.write("\n".join(lines))
