@@ -367,6 +367,9 @@ def merge_result(mode, old, result, programs_run):
     keeps the rows' other kind."""
     if not old:
         return result
+    for row in old["programs"].values():        # rows kept say which commit measured them
+        for entry in [row[k] for k in CYCLE_KINDS if k in row] if mode == "cycles" else [row]:
+            entry.setdefault("commit", old["commit"])
     rows = dict(old["programs"]) if set(programs_run) != set(all_programs()) else {}
     for p, row in result["programs"].items():
         if mode == "cycles":

@@ -97,6 +97,11 @@ def test_a_one_kind_cycles_run_keeps_the_other_kind():
     assert row["whole"]["cycles_ratio"] == 0.9 and row["steady"]["cycles_ratio"] == 1.2
     assert merged["programs"]["dataclass_sim"]["whole"]["cycles_ratio"] == 1.3   # a part-suite run
     assert macro_suite.row_commits("cycles", merged) == ["a", "b"]
+    # rows from before rows had a commit take their old section's
+    old = {"commit": "a", "programs": {"json_indent": {"steady": dict(cycles_row(1.2, "a"))}}}
+    del old["programs"]["json_indent"]["steady"]["commit"]
+    merged = macro_suite.merge_result("cycles", old, new, ["json_indent"])
+    assert macro_suite.row_commits("cycles", dict(merged, commit="b")) == ["a", "b"]
     # whole/steady rows are replaced whole
     old = {"commit": "a", "programs": {"json_indent": {"cpu_ratio": 1.0, "pairs": 9}}}
     new = {"commit": "b", "programs": {"json_indent": {"cpu_ratio": 0.8, "pairs": 5}}}
