@@ -113,9 +113,12 @@ bench-whole: setup
 
 # Library-heavy programs (bench/macro: sympy, networkx, sqlglot, template
 # engines, parsers, the stdlib's encoders...), packages pinned and installed
-# into build/macro/site: whole process, steady state and callgrind's estimated
-# cycles, stock vs PYJION=1: bench/MACRO.md and .json (bench/macro_suite.py;
-# BENCH_MACRO_ARGS="whole --pairs 9" for one mode).
+# into build/macro/site (3.11; site-3.13 for PYVER=3.13): whole process, steady
+# state and callgrind's estimated cycles, stock vs PYJION=1, both sides on
+# $(PY): bench/MACRO.md and .json, bench/MACRO-3.13.* for PYVER=3.13
+# (bench/macro_suite.py; BENCH_MACRO_ARGS="whole --pairs 9" for one mode,
+# "cycles --no-compile --kinds whole" adds the cost of pyjion enabled but
+# compiling nothing).
 bench-macro: setup
 	command -v valgrind >/dev/null || (apt-get update -qq && apt-get install -y -qq valgrind >/dev/null)
 	env -u PYJION $(PY) bench/macro_suite.py $${BENCH_MACRO_ARGS:-all}

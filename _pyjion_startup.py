@@ -1,6 +1,9 @@
 """Imported at interpreter start-up by pyjion-startup.pth when PYJION is set
 (PYJION=1), so whole programs, test runners and their subprocesses run with
-the JIT. PYJION_THRESHOLD=N sets the threshold; PYJION_PROFILE=1 profiles.
+the JIT. PYJION_THRESHOLD=N sets the threshold; PYJION_PROFILE=1 profiles;
+PYJION_JIT=0 enables pyjion but compiles nothing (pyjion.enable(jit=False),
+as python -m pyjion --no-jit): the hook with no machine code behind it, whose
+cost bench/macro_suite.py --no-compile measures.
 
 A top-level module rather than part of the pyjion package: a subinterpreter
 runs the .pth too, and there importing pyjion fails (its extension modules
@@ -14,6 +17,11 @@ import sys
 
 def _flag(name):
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def _off(name):
+    """Set to a "no" value; unset or empty leaves the default (on)."""
+    return os.environ.get(name, "").strip().lower() in ("0", "false", "no", "off")
 
 
 def _main_interpreter():
@@ -39,7 +47,7 @@ def _start():
     try:
         threshold = os.environ.get("PYJION_THRESHOLD")
         pyjion.enable(threshold=int(threshold) if threshold else None,
-                      profile=_flag("PYJION_PROFILE"))
+                      profile=_flag("PYJION_PROFILE"), jit=not _off("PYJION_JIT"))
     except Exception as exc:   # never stop the interpreter from starting
         print("pyjion: not enabled at start-up: %s" % exc, file=sys.stderr)
         return False

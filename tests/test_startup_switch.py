@@ -15,6 +15,7 @@ print("state", pyjion.info(f).state)
 cfg = pyjion.config()
 print("threshold", cfg["threshold"])
 print("profile", cfg["profile"])
+print("jit", cfg["jit"])
 """
 
 
@@ -53,6 +54,20 @@ def test_pyjion_profile_env():
     assert got["enabled"] == "True"
     assert got["profile"] == "True"
     assert got["state"] == "compiled"
+
+
+def test_pyjion_jit_env_off_enables_without_compiling():
+    # Threshold 0 would compile f at its first call: PYJION_JIT=0 keeps it interpreted.
+    for off in ("0", "off", "no"):
+        got = probe({"PYJION": "1", "PYJION_THRESHOLD": "0", "PYJION_JIT": off})
+        assert got["enabled"] == "True", off
+        assert got["jit"] == "False", off
+        assert got["result"] == "75"
+        assert got["state"] == "interpreted", off
+    for on in ("1", ""):
+        got = probe({"PYJION": "1", "PYJION_THRESHOLD": "0", "PYJION_JIT": on})
+        assert got["jit"] == "True", on
+        assert got["state"] == "compiled", on
 
 
 def test_startup_does_not_print_anything():
