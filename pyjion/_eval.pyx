@@ -61,11 +61,15 @@ cdef extern from "codegen_api.h":
         Py_ssize_t instructions
         PyjionEntry osr_entry
         int tier
+    ctypedef struct PyjionProfCall:
+        pass
     ctypedef struct PyjionHookState:
         Py_ssize_t record_index
         void *evaluator
         int profiling
         PyjionEntry interpret
+        int (*c_call_begin)(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
+        void (*c_call_end)(PyjionProfCall *ctx) noexcept
     ctypedef struct PyjionCodegenAPI:
         int version
         int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out) noexcept
@@ -146,6 +150,17 @@ cdef extern from "profiler.h":
     double pyj_monotonic() noexcept
     void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObject *code, uint64_t generation) noexcept
     void pyj_prof_end(PyjCallContext *ctx, uint64_t generation) noexcept
+    ctypedef struct PyjCFunc:
+        PyObject *name
+        PyjProfile prof
+    ctypedef struct PyjCFuncTable:
+        PyjCFunc **all
+        uint32_t n
+    PyjCFuncTable pyj_cfuncs
+    uint64_t pyj_prof_generation
+    int pyj_prof_c_begin(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
+    void pyj_prof_c_end(PyjionProfCall *ctx) noexcept
+    void pyj_cfuncs_clear() noexcept
 
 cdef extern from "call_tree.h":
     uint32_t PYJ_TREE_NONE
@@ -714,6 +729,8 @@ cdef void sync_hook_state() noexcept:
     g_codegen.hook.evaluator = <void *>hook
     g_codegen.hook.profiling = g_profile
     g_codegen.hook.interpret = <PyjionEntry>pyj_interpret
+    g_codegen.hook.c_call_begin = pyj_prof_c_begin     # C calls from machine code (profiler.h)
+    g_codegen.hook.c_call_end = pyj_prof_c_end
 
 
 def _ensure_extra_index():
@@ -951,32 +968,52 @@ cdef dict profile_entry(uint64_t calls, uint64_t recursive, uint64_t total, uint
 
 
 cdef tuple code_key(code):
+    if type(code) is str:       # a C function's label (profiler.h's PyjCFunc), as cProfile keys it
+        return ("~", 0, code)
     return (code.co_filename, code.co_firstlineno, code.co_name)
 
 
-def function_stats():
-    """Profiler data: {(file, line, name): {calls, primitive_calls, total_time, own_time, callers}}."""
-    cdef PyjRecord *rec
+cdef dict profile_with_callers(PyjProfile *prof, double rate):
     cdef PyjEdge *edge
     cdef unsigned int i
+    entry = profile_entry(prof.calls, prof.recursive_calls, prof.total_ticks, prof.own_ticks, rate)
+    callers = {}
+    for i in range(prof.n_edges):
+        edge = &prof.edges[i]
+        if edge.calls == 0:
+            continue
+        callers[code_key(<object>edge.caller)] = profile_entry(
+            edge.calls, edge.recursive_calls, edge.total_ticks, edge.own_ticks, rate)
+    entry["callers"] = callers
+    return entry
+
+
+def function_stats():
+    """Profiler data: {(file, line, name): {calls, primitive_calls, total_time, own_time, callers}}.
+    C functions called from machine code are keyed as cProfile keys them:
+    ("~", 0, "<built-in method builtins.len>")."""
+    cdef PyjRecord *rec
+    cdef PyjCFunc *cf
+    cdef uint32_t i
     cdef double rate = ticks_per_second()
     result = {}
     for code in g_profiled:
         rec = <PyjRecord *>pyj_code_extra(<PyCodeObject *><PyObject *>code, g_extra_index)
         if rec == NULL or rec.prof.calls == 0:
             continue
-        entry = profile_entry(rec.prof.calls, rec.prof.recursive_calls, rec.prof.total_ticks,
-                              rec.prof.own_ticks, rate)
-        callers = {}
-        for i in range(rec.prof.n_edges):
-            edge = &rec.prof.edges[i]
-            if edge.calls == 0:
-                continue
-            callers[code_key(<object>edge.caller)] = profile_entry(
-                edge.calls, edge.recursive_calls, edge.total_ticks, edge.own_ticks, rate)
-        entry["callers"] = callers
+        entry = profile_with_callers(&rec.prof, rate)
         key = code_key(code)
         if key in result:       # two code objects with one label (e.g. re-imported): merge
+            merge_entries(result[key], entry)
+        else:
+            result[key] = entry
+    for i in range(pyj_cfuncs.n):
+        cf = pyj_cfuncs.all[i]
+        if cf.prof.calls == 0:
+            continue
+        entry = profile_with_callers(&cf.prof, rate)
+        key = code_key(<object>cf.name)
+        if key in result:       # two C functions with one label (as cProfile, whose dict keeps one)
             merge_entries(result[key], entry)
         else:
             result[key] = entry
@@ -1028,6 +1065,7 @@ cdef merge_entries(dict into, dict other):
 def reset_stats():
     """Forgets all profiler data and JIT statistics (machine code stays)."""
     global g_generation, g_profiled, g_compiled, g_recompiled, g_failed, g_compile_seconds, g_code_bytes, g_instructions
+    global pyj_prof_generation
     global g_tsc0, g_clock0, g_interpreted, g_samples
     cdef PyjRecord *rec
     g_generation += 1
@@ -1036,6 +1074,8 @@ def reset_stats():
         if rec != NULL:
             pyj_profile_clear(&rec.prof)
     g_profiled = []
+    pyj_cfuncs_clear()
+    pyj_prof_generation = g_generation
     pyj_tree_clear()
     g_compiled = g_recompiled = g_failed = g_code_bytes = g_instructions = g_interpreted = 0
     g_samples = 0
