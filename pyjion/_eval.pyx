@@ -456,15 +456,19 @@ cdef void profile_and_recompile(PyjRecord *rec, PyCodeObject *co, PyjFrame *f) n
 
 cdef unsigned char g_call_site_units[256]
 cdef bint g_call_site_units_made = False
+cdef bint g_call_site_units_making = False
 
 
 cdef bint call_site_units() noexcept:
     """g_call_site_units (cpython313.h's pyj_code_keep_calls_in_sight): each
     opcode's inline cache units, PYJ_UNITS_CALL on CALL's family; made from
     the opcode module the first time the profiler needs it."""
-    global g_call_site_units_made
+    global g_call_site_units_made, g_call_site_units_making
     if g_call_site_units_made:
         return True
+    if g_call_site_units_making:
+        return False        # the import below runs profiled frames: not again from those
+    g_call_site_units_making = True
     try:
         import opcode
         entries = opcode._inline_cache_entries
@@ -480,7 +484,9 @@ cdef bint call_site_units() noexcept:
                 g_call_site_units[op] = entries.get(base, 0) | (PYJ_UNITS_CALL if base == "CALL" else 0)
     except BaseException:
         PyErr_Clear()
+        g_call_site_units_making = False
         return False
+    g_call_site_units_making = False
     g_call_site_units_made = True
     return True
 
@@ -799,6 +805,8 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max
 
 cdef set_profiling(bint on):
     global g_profile, g_tsc0, g_clock0
+    if on and PYJ_CALLS_BYPASS_HOOK:
+        call_site_units()       # imports opcode now, not profiled inside the first profiled frame
     if on and not g_profile and g_tsc0 == 0:
         g_tsc0 = pyj_ticks()
         g_clock0 = pyj_monotonic()
