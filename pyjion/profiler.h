@@ -50,10 +50,15 @@ _Static_assert(sizeof(PyjCallContext) <= sizeof(PyjionProfCall), "a PyjionProfCa
 
 static PYJ_TLS PyjCallContext *pyj_current_call;
 
+/* The hot path is inlined into each of its callers (the hook's profiled
+ * frames, and the C calls' begin and end): a call there costs as much as
+ * the work itself. */
+#define PYJ_PROF_INLINE static inline __attribute__((always_inline))
+
 /* The statistics generation (_eval's g_generation, which reset_stats() moves on). */
 static uint64_t pyj_prof_generation = 1;
 
-static inline void pyj_prof_push(PyjCallContext *ctx, PyjProfile *p, PyObject *code, uint64_t generation)
+PYJ_PROF_INLINE void pyj_prof_push(PyjCallContext *ctx, PyjProfile *p, PyObject *code, uint64_t generation)
 {
     PyjCallContext *prev = pyj_current_call;
     ctx->prev = prev;
@@ -73,12 +78,12 @@ static inline void pyj_prof_push(PyjCallContext *ctx, PyjProfile *p, PyObject *c
     ctx->start = pyj_ticks();
 }
 
-static inline void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObject *code, uint64_t generation)
+PYJ_PROF_INLINE void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObject *code, uint64_t generation)
 {
     pyj_prof_push(ctx, &rec->prof, code, generation);
 }
 
-static inline void pyj_prof_end(PyjCallContext *ctx, uint64_t generation)
+PYJ_PROF_INLINE void pyj_prof_end(PyjCallContext *ctx, uint64_t generation)
 {
     uint64_t total = pyj_ticks() - ctx->start;
     uint64_t own = total > ctx->child_ticks ? total - ctx->child_ticks : 0;
