@@ -227,10 +227,12 @@ def native(f):
 
 def stats():
     """Profiler data per function and JIT counters; see __init__.pyi."""
+    # the profile first: the builtins called below (while profiling) are not in it
+    functions = _eval.function_stats()
     jit = _eval.jit_stats()
     codegen = sys.modules.get("pyjion._codegen")
     jit["exits"] = codegen.exit_counts() if codegen is not None else {}
-    return {"functions": _eval.function_stats(), "jit": jit}
+    return {"functions": functions, "jit": jit}
 
 
 def reset_stats():

@@ -61,12 +61,16 @@ cdef extern from "codegen_api.h":
         Py_ssize_t instructions
         PyjionEntry osr_entry
         int tier
+    ctypedef struct PyjionProfCall:
+        pass
     ctypedef struct PyjionHookState:
         Py_ssize_t record_index
         void *evaluator
         int profiling
         PyjionEntry interpret
         int enabled
+        int (*c_call_begin)(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
+        void (*c_call_end)(PyjionProfCall *ctx) noexcept
     ctypedef struct PyjionCodegenAPI:
         int version
         int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out) noexcept
@@ -158,6 +162,17 @@ cdef extern from "profiler.h":
     double pyj_monotonic() noexcept
     void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObject *code, uint64_t generation) noexcept
     void pyj_prof_end(PyjCallContext *ctx, uint64_t generation) noexcept
+    ctypedef struct PyjCFunc:
+        PyObject *name
+        PyjProfile prof
+    ctypedef struct PyjCFuncTable:
+        PyjCFunc **all
+        uint32_t n
+    PyjCFuncTable pyj_cfuncs
+    uint64_t pyj_prof_generation
+    int pyj_prof_c_begin(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
+    void pyj_prof_c_end(PyjionProfCall *ctx) noexcept
+    void pyj_cfuncs_clear() noexcept
 
 cdef extern from "call_tree.h":
     uint32_t PYJ_TREE_NONE
@@ -462,15 +477,19 @@ cdef void profile_and_recompile(PyjRecord *rec, PyCodeObject *co, PyjFrame *f) n
 
 cdef unsigned char g_call_site_units[256]
 cdef bint g_call_site_units_made = False
+cdef bint g_call_site_units_making = False
 
 
 cdef bint call_site_units() noexcept:
     """g_call_site_units (cpython313.h's pyj_code_keep_calls_in_sight): each
     opcode's inline cache units, PYJ_UNITS_CALL on CALL's family; made from
     the opcode module the first time the profiler needs it."""
-    global g_call_site_units_made
+    global g_call_site_units_made, g_call_site_units_making
     if g_call_site_units_made:
         return True
+    if g_call_site_units_making:
+        return False        # the import below runs profiled frames: not again from those
+    g_call_site_units_making = True
     try:
         import opcode
         entries = opcode._inline_cache_entries
@@ -486,7 +505,9 @@ cdef bint call_site_units() noexcept:
                 g_call_site_units[op] = entries.get(base, 0) | (PYJ_UNITS_CALL if base == "CALL" else 0)
     except BaseException:
         PyErr_Clear()
+        g_call_site_units_making = False
         return False
+    g_call_site_units_making = False
     g_call_site_units_made = True
     return True
 
@@ -532,14 +553,16 @@ cdef int g_inline_getitem = -1      # BINARY_SUBSCR_GETITEM may bypass the hook:
 
 
 cdef inline bint tiering_wanted() noexcept:
-    return g_installed and g_jit and g_threshold > 0
+    # (Warm-up by samples samples with the JIT off too: what deciding what to
+    # compile costs is measured that way, PYJION_JIT=0.)
+    return g_installed and g_threshold > 0 and (g_jit or hookless_on())
 
 
 cdef int on_sample(void *arg) noexcept:
     """The sampler's pending call (main thread, GIL held, at an eval-breaker check)."""
     pyj_sampler.pending = 0
     pyj_entry.epoch = <uint32_t>(pyj_monotonic() * g_epochs_per_second)
-    if tiering_wanted() and (pyj_fentry.active or pyj_get_eval_func() == hook):
+    if tiering_wanted() and (hookless_on() or pyj_get_eval_func() == hook):
         if sample_frame(PyThreadState_Get(), False):
             pyj_sampler.quiet = 0
         else:
@@ -555,7 +578,7 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
     through their vectorcall from then on). Returns 1 if it compiled the code
     or set a trap."""
     global g_samples
-    cdef bint hookless = pyj_fentry.active
+    cdef bint hookless = hookless_on()
     cdef PyjFrame *f = pyj_thread_frame(ts) if hookless else pyj_interp_frame
     cdef PyCodeObject *co
     cdef PyjRecord *rec
@@ -565,7 +588,7 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
         if pyj_trap.age < 32 and not force:
             return 0          # one trap at a time; an old one was never reached: take it down
         pyj_trap_disarm()
-    if f == NULL or pyj_tracing(ts) or pyj_in_tracer(ts) or g_codegen == NULL:
+    if f == NULL or pyj_tracing(ts) or pyj_in_tracer(ts) or (g_codegen == NULL and not hookless):
         return 0
     co = pyj_frame_code(f)
     # (Without the hook, the sampler is the first to meet most code.)
@@ -581,6 +604,8 @@ cdef int sample_frame(PyThreadState *ts, bint force) noexcept:
             return 0
         if hookless and not pyj_fentry_code_enterable(co):
             return 0          # a module body, a generator's resumes: no vectorcall ever enters them
+        if not g_jit or g_codegen == NULL:
+            return 0          # counting only (the JIT is off)
         if g_pgc and not pyj_code_is_generator(co):
             # The frame's arguments as they are now: the optimising tier's
             # profile where the code never ran warm by calls.
@@ -745,6 +770,8 @@ cdef void sync_hook_state() noexcept:
     g_codegen.hook.profiling = g_profile
     g_codegen.hook.interpret = <PyjionEntry>pyj_interpret_handed_over
     g_codegen.hook.enabled = g_installed
+    g_codegen.hook.c_call_begin = pyj_prof_c_begin     # C calls from machine code (profiler.h)
+    g_codegen.hook.c_call_end = pyj_prof_c_end
 
 
 def _ensure_extra_index():
@@ -827,6 +854,8 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max
 
 cdef set_profiling(bint on):
     global g_profile, g_tsc0, g_clock0
+    if on and PYJ_CALLS_BYPASS_HOOK:
+        call_site_units()       # imports opcode now, not profiled inside the first profiled frame
     if on and not g_profile and g_tsc0 == 0:
         g_tsc0 = pyj_ticks()
         g_clock0 = pyj_monotonic()
@@ -879,7 +908,7 @@ cdef apply_entry():
         pyj_set_eval_func(hook)          # (left alone if another PEP 523 function took its place)
     pyj_fentry_set_active(hookless and g_jit, g_extra_index,
                           g_codegen.vectorcall if g_codegen != NULL else NULL)
-    pyj_sampler.with_threads = pyj_fentry.active
+    pyj_sampler.with_threads = hookless
     sync_hook_state()
     update_sampler()
 
@@ -1022,32 +1051,52 @@ cdef dict profile_entry(uint64_t calls, uint64_t recursive, uint64_t total, uint
 
 
 cdef tuple code_key(code):
+    if type(code) is str:       # a C function's label (profiler.h's PyjCFunc), as cProfile keys it
+        return ("~", 0, code)
     return (code.co_filename, code.co_firstlineno, code.co_name)
 
 
-def function_stats():
-    """Profiler data: {(file, line, name): {calls, primitive_calls, total_time, own_time, callers}}."""
-    cdef PyjRecord *rec
+cdef dict profile_with_callers(PyjProfile *prof, double rate):
     cdef PyjEdge *edge
     cdef unsigned int i
+    entry = profile_entry(prof.calls, prof.recursive_calls, prof.total_ticks, prof.own_ticks, rate)
+    callers = {}
+    for i in range(prof.n_edges):
+        edge = &prof.edges[i]
+        if edge.calls == 0:
+            continue
+        callers[code_key(<object>edge.caller)] = profile_entry(
+            edge.calls, edge.recursive_calls, edge.total_ticks, edge.own_ticks, rate)
+    entry["callers"] = callers
+    return entry
+
+
+def function_stats():
+    """Profiler data: {(file, line, name): {calls, primitive_calls, total_time, own_time, callers}}.
+    C functions called from machine code are keyed as cProfile keys them:
+    ("~", 0, "<built-in method builtins.len>")."""
+    cdef PyjRecord *rec
+    cdef PyjCFunc *cf
+    cdef uint32_t i
     cdef double rate = ticks_per_second()
     result = {}
     for code in g_profiled:
         rec = <PyjRecord *>pyj_code_extra(<PyCodeObject *><PyObject *>code, g_extra_index)
         if rec == NULL or rec.prof.calls == 0:
             continue
-        entry = profile_entry(rec.prof.calls, rec.prof.recursive_calls, rec.prof.total_ticks,
-                              rec.prof.own_ticks, rate)
-        callers = {}
-        for i in range(rec.prof.n_edges):
-            edge = &rec.prof.edges[i]
-            if edge.calls == 0:
-                continue
-            callers[code_key(<object>edge.caller)] = profile_entry(
-                edge.calls, edge.recursive_calls, edge.total_ticks, edge.own_ticks, rate)
-        entry["callers"] = callers
+        entry = profile_with_callers(&rec.prof, rate)
         key = code_key(code)
         if key in result:       # two code objects with one label (e.g. re-imported): merge
+            merge_entries(result[key], entry)
+        else:
+            result[key] = entry
+    for i in range(pyj_cfuncs.n):
+        cf = pyj_cfuncs.all[i]
+        if cf.prof.calls == 0:
+            continue
+        entry = profile_with_callers(&cf.prof, rate)
+        key = code_key(<object>cf.name)
+        if key in result:       # two C functions with one label (as cProfile, whose dict keeps one)
             merge_entries(result[key], entry)
         else:
             result[key] = entry
@@ -1099,6 +1148,7 @@ cdef merge_entries(dict into, dict other):
 def reset_stats():
     """Forgets all profiler data and JIT statistics (machine code stays)."""
     global g_generation, g_profiled, g_compiled, g_recompiled, g_failed, g_compile_seconds, g_code_bytes, g_instructions
+    global pyj_prof_generation
     global g_tsc0, g_clock0, g_interpreted, g_samples
     cdef PyjRecord *rec
     g_generation += 1
@@ -1107,6 +1157,8 @@ def reset_stats():
         if rec != NULL:
             pyj_profile_clear(&rec.prof)
     g_profiled = []
+    pyj_cfuncs_clear()
+    pyj_prof_generation = g_generation
     pyj_tree_clear()
     g_compiled = g_recompiled = g_failed = g_code_bytes = g_instructions = g_interpreted = 0
     g_samples = 0

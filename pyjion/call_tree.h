@@ -83,7 +83,9 @@ static inline uint32_t pyj_tree_root(uint64_t generation)
 /* The node for a call of `code` under `parent` (PYJ_TREE_NONE: the thread's
  * root), made if new; the parent itself where the path cannot grow. A child
  * found is moved to the front of its siblings: a loop calls the same few. */
-static inline uint32_t pyj_tree_enter(uint32_t parent, PyObject *code, uint64_t generation)
+/* (always inlined: on the profiler's hot path, which has two callers, profiler.h) */
+static inline __attribute__((always_inline)) uint32_t pyj_tree_enter(uint32_t parent, PyObject *code,
+                                                                      uint64_t generation)
 {
     PyjTree *t = &pyj_tree;
     if (parent == PYJ_TREE_NONE) {

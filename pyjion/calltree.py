@@ -23,8 +23,9 @@ __all__ = ["Node", "call_tree", "print_tree", "format_tree"]
 
 
 class Node:
-    """One call path. `name`: (filename, first line, function name), or ("<thread>", ident,
-    thread name) for a thread's root; `calls`; `total_time` (seconds, the path's outermost calls,
+    """One call path. `name`: (filename, first line, function name); for a C function that
+    machine code called, ("~", 0, its cProfile label such as "<built-in method builtins.sorted>");
+    ("<thread>", ident, thread name) for a thread's root; `calls`; `total_time` (seconds, the path's outermost calls,
     callees included); `own_time` (seconds in the function itself); `children`: [Node], the
     slowest first. A root's times are its children's."""
 
@@ -46,6 +47,8 @@ class Node:
         if self.is_root:
             return "thread %s" % (self.name[2] or self.name[1])
         filename, line, func = self.name
+        if filename == "~":
+            return func
         return "%s  %s:%d" % (func, os.path.basename(filename) if strip_dirs else filename, line)
 
     def walk(self, depth=0):
@@ -81,7 +84,10 @@ def call_tree(data=None):
             made.append(node)
             continue
         up = made[parent]
-        name = (code.co_filename, code.co_firstlineno, code.co_qualname)
+        if isinstance(code, str):       # a C function: its label, keyed as in the flat profile
+            name = ("~", 0, code)
+        else:
+            name = (code.co_filename, code.co_firstlineno, code.co_qualname)
         node = index.get((id(up), name))
         if node is None:
             node = index[(id(up), name)] = Node(name, up.thread)

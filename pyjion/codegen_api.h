@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 13
+#define PYJION_CODEGEN_API_VERSION 14
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -120,6 +120,12 @@ typedef struct {
     PyjionEntry fallback_resume;
 } PyjionCodeView;
 
+/* Room for one profiled C call's context (the hook's PyjCallContext), kept
+ * on the calling C function's stack. */
+typedef struct {
+    uint64_t opaque[8];
+} PyjionProfCall;
+
 /* What machine code needs to know of the hook to call compiled code directly
  * (codegen/runtime/direct_call.cpp); the hook keeps it up to date. */
 typedef struct {
@@ -137,6 +143,14 @@ typedef struct {
      * machine code (3.13 enters compiled code that way, with or without the
      * hook); 0 after disable(), when such calls run in the interpreter. */
     int enabled;
+    /* The profiler's view of C functions called from machine code (the
+     * hook's profiler.h; set with `profiling`). c_call_begin decides whether
+     * `callable` called with `args` (nargs positional) is a call cProfile
+     * counts (a builtin function, or a method descriptor called with self);
+     * if so it starts timing it in `ctx` and returns 1, and the caller must
+     * pass `ctx` to c_call_end once the call returned. Needs the GIL. */
+    int (*c_call_begin)(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs);
+    void (*c_call_end)(PyjionProfCall *ctx);
 } PyjionHookState;
 
 typedef struct {

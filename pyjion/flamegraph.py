@@ -36,7 +36,10 @@ def speedscope(roots=None, name="pyjion profile"):
         if key not in frame_index:
             filename, line, func = key
             frame_index[key] = len(frames)
-            frames.append({"name": func, "file": filename, "line": line})
+            if filename == "~":         # a C function: no file
+                frames.append({"name": func})
+            else:
+                frames.append({"name": func, "file": filename, "line": line})
         return frame_index[key]
 
     for root in _roots(roots):

@@ -1,7 +1,15 @@
 """Views over pyjion's call-level profiler data, in the formats of the standard library.
 
 ``pyjion.stats()["functions"]`` maps ``(co_filename, co_firstlineno, co_name)`` to a dict of
-``calls``, ``primitive_calls``, ``total_time``, ``own_time`` and ``callers``. This module turns
+``calls``, ``primitive_calls``, ``total_time``, ``own_time`` and ``callers``. C functions that
+machine code called get entries of their own keyed as cProfile keys them,
+``("~", 0, "<built-in method builtins.sorted>")``, ``("~", 0, "<method 'append' of 'list'
+objects>")``: the builtins a CALL calls and method descriptors called with self, as cProfile
+counts them (and, as in cProfile, a Python function such a C function calls back, the key of
+``sorted(key=f)`` or a generator driven by ``sum()``, has it as caller). Only calls from
+machine code are seen: code the interpreter runs calls C functions unobserved (that would take
+``sys.setprofile``), so run with ``threshold=0`` where every C call must be counted; call-cache
+sites that machine code filled before the profiler was switched on also call unobserved. This module turns
 that into what :mod:`pstats` works with, the same dict ``cProfile.Profile.create_stats()``
 builds::
 

@@ -37,27 +37,38 @@ static inline double pyj_monotonic(void)
 
 typedef struct PyjCallContext {
     struct PyjCallContext *prev;
-    PyjRecord *rec;
-    PyObject *code;
+    PyjProfile *prof;               /* a code record's profile, or a C function's (PyjCFunc) */
+    PyObject *code;                 /* the code object, or a C function's label: its identity as a caller */
     uint64_t start;
     uint64_t child_ticks;           /* time spent in profiled callees */
     uint64_t generation;            /* reset_stats() generation at entry */
     uint32_t node;                  /* this call's path in the call tree (call_tree.h) */
 } PyjCallContext;
 
+/* machine code keeps a C call's context in a PyjionProfCall (codegen_api.h) */
+_Static_assert(sizeof(PyjCallContext) <= sizeof(PyjionProfCall), "a PyjionProfCall holds a context");
+
 static PYJ_TLS PyjCallContext *pyj_current_call;
 
-static inline void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObject *code, uint64_t generation)
+/* The hot path is inlined into each of its callers (the hook's profiled
+ * frames, and the C calls' begin and end): a call there costs as much as
+ * the work itself. */
+#define PYJ_PROF_INLINE static inline __attribute__((always_inline))
+
+/* The statistics generation (_eval's g_generation, which reset_stats() moves on). */
+static uint64_t pyj_prof_generation = 1;
+
+PYJ_PROF_INLINE void pyj_prof_push(PyjCallContext *ctx, PyjProfile *p, PyObject *code, uint64_t generation)
 {
     PyjCallContext *prev = pyj_current_call;
     ctx->prev = prev;
-    ctx->rec = rec;
+    ctx->prof = p;
     ctx->code = code;
     ctx->child_ticks = 0;
     ctx->generation = generation;
-    rec->prof.active++;
+    p->active++;
     if (prev != NULL) {
-        PyjEdge *e = pyj_edge_for(&rec->prof, prev->code);
+        PyjEdge *e = pyj_edge_for(p, prev->code);
         if (e != NULL) e->active++;
     }
     ctx->node = pyj_tree_enter(prev != NULL && prev->generation == generation ? prev->node : PYJ_TREE_NONE,
@@ -67,12 +78,17 @@ static inline void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObject 
     ctx->start = pyj_ticks();
 }
 
-static inline void pyj_prof_end(PyjCallContext *ctx, uint64_t generation)
+PYJ_PROF_INLINE void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObject *code, uint64_t generation)
+{
+    pyj_prof_push(ctx, &rec->prof, code, generation);
+}
+
+PYJ_PROF_INLINE void pyj_prof_end(PyjCallContext *ctx, uint64_t generation)
 {
     uint64_t total = pyj_ticks() - ctx->start;
     uint64_t own = total > ctx->child_ticks ? total - ctx->child_ticks : 0;
     PyjCallContext *prev = ctx->prev;
-    PyjProfile *p = &ctx->rec->prof;
+    PyjProfile *p = ctx->prof;
     pyj_current_call = prev;
     if (prev != NULL) prev->child_ticks += total;
     int outermost = --p->active == 0;
@@ -89,6 +105,187 @@ static inline void pyj_prof_end(PyjCallContext *ctx, uint64_t generation)
             e->calls++;
         }
     }
+}
+
+/* ---- C functions called from machine code ---------------------------------
+ *
+ * cProfile counts the C functions that a CALL instruction calls: builtin
+ * functions (3.11: exactly PyCFunction or PyCMethod, Python/ceval.c
+ * trace_call_function; 3.12+: any PyCFunction, Modules/_lsprof.c
+ * get_cfunc_from_callable) and method descriptors called with a self, which
+ * it counts as the bound builtin method. It keys them by their PyMethodDef
+ * (one entry for list.append whatever the list) and labels them as
+ * Modules/_lsprof.c normalizeUserObj does. Machine code asks the hook
+ * (PyjionHookState.c_call_begin/end) around each such call while profiling;
+ * a C function's context sits on the same per-thread stack as the Python
+ * frames', so a Python function it calls back (sum(gen), sorted(key=f)) has
+ * it as caller, and that function's time is not the C function's own.
+ * Calls made by interpreted code are not seen (that takes sys.setprofile).
+ *
+ * A PyjCFunc lives until the process ends: a context on some thread's stack
+ * may point into it at any time (reset_stats() only clears its numbers).
+ * Its label (a str) is its identity as a caller (PyjEdge.caller) and in the
+ * call tree (PyjTreeNode.code). */
+typedef struct {
+    const void *key;           /* the PyMethodDef */
+    PyObject *name;            /* cProfile's label: "<built-in method builtins.len>" */
+    PyjProfile prof;
+} PyjCFunc;
+
+typedef struct {
+    PyjCFunc **slots;          /* open addressing on key; cap a power of two */
+    PyjCFunc **all;            /* in the order they were made */
+    uint32_t n, cap;
+} PyjCFuncTable;
+
+static PyjCFuncTable pyj_cfuncs;
+
+static inline uint32_t pyj_cfunc_hash(const void *key)
+{
+    return (uint32_t)(((uintptr_t)key >> 4) * 0x9E3779B97F4A7C15ull >> 32);
+}
+
+static inline PyjCFunc *pyj_cfunc_find(const void *key)
+{
+    PyjCFuncTable *t = &pyj_cfuncs;
+    if (t->cap == 0) return NULL;
+    for (uint32_t i = pyj_cfunc_hash(key) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        PyjCFunc *f = t->slots[i];
+        if (f == NULL || f->key == key) return f;
+    }
+}
+
+/* cProfile's label of a builtin (method) with these parts; for a method
+ * descriptor called with self, the parts of the bound method it makes
+ * (self, no module). NULL (no exception set) if it cannot be made. */
+static PyObject *pyj_cfunc_label(PyMethodDef *ml, PyObject *self, PyObject *module)
+{
+    PyObject *res = NULL;
+    if (self == NULL) {
+        PyObject *modname = NULL;
+        if (module != NULL && PyUnicode_Check(module)) {
+            modname = Py_NewRef(module);
+        } else if (module != NULL && PyModule_Check(module)) {
+            modname = PyModule_GetNameObject(module);
+            if (modname == NULL) PyErr_Clear();
+        }
+        if (modname != NULL && PyUnicode_CompareWithASCIIString(modname, "builtins") != 0)
+            res = PyUnicode_FromFormat("<%U.%s>", modname, ml->ml_name);
+        else
+            res = PyUnicode_FromFormat("<%s>", ml->ml_name);
+        Py_XDECREF(modname);
+    } else {
+        /* repr(the attribute of that name on type(self)), else the module's name */
+        PyObject *name = PyUnicode_FromString(ml->ml_name);
+        if (name != NULL) {
+            PyObject *attr = _PyType_Lookup(Py_TYPE(self), name);
+            Py_DECREF(name);
+            if (attr != NULL) {
+                Py_INCREF(attr);
+                res = PyObject_Repr(attr);
+                Py_DECREF(attr);
+            }
+        }
+        if (res == NULL) {
+            PyErr_Clear();
+            if (module != NULL && PyUnicode_Check(module))
+                res = PyUnicode_FromFormat("<built-in method %S.%s>", module, ml->ml_name);
+            else
+                res = PyUnicode_FromFormat("<built-in method %s>", ml->ml_name);
+        }
+    }
+    if (res == NULL) PyErr_Clear();
+    return res;
+}
+
+static PyjCFunc *pyj_cfunc_add(PyMethodDef *ml, PyObject *self, PyObject *module)
+{
+    PyjCFuncTable *t = &pyj_cfuncs;
+    /* the label first: a repr may run Python code, which may add entries */
+    PyObject *name = pyj_cfunc_label(ml, self, module);
+    if (name == NULL) return NULL;
+    PyjCFunc *f = pyj_cfunc_find(ml);
+    if (f != NULL) {
+        Py_DECREF(name);
+        return f;
+    }
+    if ((t->n + 1) * 2 > t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 64;
+        PyjCFunc **slots = (PyjCFunc **)PyMem_RawCalloc(cap, sizeof(PyjCFunc *));
+        PyjCFunc **all = (PyjCFunc **)PyMem_RawRealloc(t->all, cap / 2 * sizeof(PyjCFunc *));
+        if (all != NULL) t->all = all;
+        if (slots == NULL || all == NULL) {
+            PyMem_RawFree(slots);
+            Py_DECREF(name);
+            return NULL;
+        }
+        for (uint32_t i = 0; i < t->n; i++) {
+            uint32_t j = pyj_cfunc_hash(all[i]->key) & (cap - 1);
+            while (slots[j] != NULL) j = (j + 1) & (cap - 1);
+            slots[j] = all[i];
+        }
+        PyMem_RawFree(t->slots);
+        t->slots = slots;
+        t->cap = cap;
+    }
+    f = (PyjCFunc *)PyMem_RawCalloc(1, sizeof(PyjCFunc));
+    if (f == NULL) {
+        Py_DECREF(name);
+        return NULL;
+    }
+    f->key = ml;
+    f->name = name;
+    uint32_t j = pyj_cfunc_hash(ml) & (t->cap - 1);
+    while (t->slots[j] != NULL) j = (j + 1) & (t->cap - 1);
+    t->slots[j] = f;
+    t->all[t->n++] = f;
+    return f;
+}
+
+/* PyjionHookState.c_call_begin. */
+static int pyj_prof_c_begin(PyjionProfCall *buf, PyObject *callable, PyObject *const *args, Py_ssize_t nargs)
+{
+    PyTypeObject *type = Py_TYPE(callable);
+    PyMethodDef *ml;
+    PyObject *self, *module;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyCFunction_Check(callable)) {
+#else
+    if (type == &PyCFunction_Type || type == &PyCMethod_Type) {
+#endif
+        PyCFunctionObject *fn = (PyCFunctionObject *)callable;
+        ml = fn->m_ml;
+        self = fn->m_self;
+        module = fn->m_module;
+    } else if (type == &PyMethodDescr_Type && nargs > 0) {
+        PyMethodDescrObject *descr = (PyMethodDescrObject *)callable;
+        /* binding fails (and the call raises) for a self of another class */
+        if (!PyObject_TypeCheck(args[0], descr->d_common.d_type)) return 0;
+        ml = descr->d_method;
+        self = args[0];
+        module = NULL;
+    } else {
+        return 0;
+    }
+    PyjCFunc *f = pyj_cfunc_find(ml);
+    if (f == NULL) {
+        f = pyj_cfunc_add(ml, self, module);
+        if (f == NULL) return 0;
+    }
+    pyj_prof_push((PyjCallContext *)buf, &f->prof, f->name, pyj_prof_generation);
+    return 1;
+}
+
+/* PyjionHookState.c_call_end. */
+static void pyj_prof_c_end(PyjionProfCall *buf)
+{
+    pyj_prof_end((PyjCallContext *)buf, pyj_prof_generation);
+}
+
+/* reset_stats(): forgets the C functions' numbers (not the functions). */
+static inline void pyj_cfuncs_clear(void)
+{
+    for (uint32_t i = 0; i < pyj_cfuncs.n; i++) pyj_profile_clear(&pyj_cfuncs.all[i]->prof);
 }
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "cpython/frame_layout.h"
 #include "cpython/interp_state.h"
+#include "runtime/profiled_call.h"
 
 namespace pyjion::callcache {
 
@@ -191,6 +192,13 @@ PyObject *class_vectorcall(const CallCache *c, PyObject **args, PyThreadState *,
     return release(args, c->total, specialised(c, frame, res));
 }
 
+// A form filled while profiling: the profiler times the call of a C function
+// (prof::c_call decides which; classes are not) while it is still on.
+PyObject *profiled(const CallCache *c, PyObject **args, PyThreadState *ts, _PyInterpreterFrame *frame)
+{
+    return prof::c_call(args[-1], args, c->total, [&] { return c->inner(c, args, ts, frame); });
+}
+
 // The form for `callable`, or nullptr when the cache must not hold it; sets
 // cfunc and self. A callable it may hold but has no special form for is
 // called the generic way (as the interpreter's unspecialised CALL would).
@@ -257,6 +265,10 @@ bool fill(CallCache *cache, PyObject *callable, bool is_meth, Py_ssize_t total)
     PyObject *old = cache->callable;
     cache->callable = Py_NewRef(callable);
     cache->call = form;
+    cache->inner = form;
+    if (prof::on() && (PyCFunction_Check(callable) || Py_TYPE(callable) == &PyMethodDescr_Type)) {
+        cache->call = profiled;   // stays after profiling stops (then one check per call)
+    }
     cache->cfunc = cfunc;
     cache->self = self;
     cache->total = static_cast<int32_t>(total);

@@ -6,6 +6,7 @@
 #include "runtime/arg_binding.h"
 #include "runtime/call_cache.h"
 #include "runtime/direct_call.h"
+#include "runtime/profiled_call.h"
 #include "runtime/runtime.h"
 
 namespace pyjion::objrt {
@@ -116,9 +117,17 @@ static inline PyObject *call_impl(PyObject **base, int oparg_warm, PyObject *kwn
     // args[-1] is a stack slot we own (the NULL or the callable itself), so the
     // callee may borrow it (PY_VECTORCALL_ARGUMENTS_OFFSET).
     PyObject *res;
-    if (py_function || !warm || !call_c_direct(callable, args, total, nkw, kwnames, &res)) {
-        res = PyObject_Vectorcall(callable, args, (size_t)(total - nkw) | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                  kwnames);
+    if (py_function) {
+        res = PyObject_Vectorcall(callable, args, (size_t)(total - nkw) | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+    } else {
+        res = prof::c_call(callable, args, total - nkw, [&] {
+            PyObject *r;
+            if (!warm || !call_c_direct(callable, args, total, nkw, kwnames, &r)) {
+                r = PyObject_Vectorcall(callable, args, (size_t)(total - nkw) | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                        kwnames);
+            }
+            return r;
+        });
     }
     if (res == nullptr && py_function && PyThreadState_Get()->curexc_traceback == nullptr) {
         // no traceback entry: the callee's frame never ran (its arguments did
@@ -180,7 +189,8 @@ PyObject *call_function_ex(PyObject **base, int has_kwargs)
         if (t == nullptr) goto done;
         Py_SETREF(callargs, t);
     }
-    res = PyObject_Call(func, callargs, kwargs);
+    res = prof::c_call(func, &PyTuple_GET_ITEM(callargs, 0), PyTuple_GET_SIZE(callargs),
+                       [&] { return PyObject_Call(func, callargs, kwargs); });
 done:
     Py_DECREF(func);
     Py_DECREF(callargs);

@@ -14,6 +14,7 @@
 #include "runtime/call_cache.h"
 #include "baseline/direct_call_emit.h"
 #include "runtime/direct_call.h"
+#include "runtime/profiled_call.h"
 #include "runtime/runtime_objects.h"
 
 namespace pyjion {
@@ -157,7 +158,8 @@ void Compiler::visit_CALL(const Instr &ins)
     if (kwnames == nullptr) {
         site = new_site_data<CallCache>();
         site->precall_instr = reinterpret_cast<_Py_CODEUNIT *>(code_->co_code_adaptive) + precall;
-        if (ins.oparg == 1 && names_append(code_)) {
+        // (not while profiling: the profiler times list.append as a C call)
+        if (ins.oparg == 1 && names_append(code_) && !prof::on()) {
             // [list.append, list, item] in warm code, with room in the list:
             // the append itself (PRECALL_NO_KW_LIST_APPEND, _PyList_AppendTakeRef),
             // out of line so that other calls' code stays compact.

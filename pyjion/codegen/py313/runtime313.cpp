@@ -5,6 +5,7 @@
 #include "py313/capi.h"
 #include "runtime/attr_cache.h"
 #include "runtime/direct_call.h"
+#include "runtime/profiled_call.h"
 
 namespace pyjion::rt313 {
 
@@ -108,8 +109,10 @@ PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
         Py_XDECREF(kwnames);
         return res;
     }
-    PyObject *res = PyObject_Vectorcall(callable, args, static_cast<size_t>(positional) | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                        kwnames);
+    PyObject *res = prof::c_call(callable, args, positional, [&] {
+        return PyObject_Vectorcall(callable, args, static_cast<size_t>(positional) | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                   kwnames);
+    });
     Py_XDECREF(kwnames);
     Py_DECREF(callable);
     for (int i = 0; i < total; i++) Py_DECREF(args[i]);
@@ -151,7 +154,8 @@ PyObject *call_function_ex(PyObject **base, int has_kwargs)
         return direct::call_stealing(PyThreadState_Get(), func, &PyTuple_GET_ITEM(callargs, 0), nargs, nullptr,
                                      vc != direct::vectorcall, callargs);
     }
-    result = PyObject_Call(func, callargs, kwargs);
+    result = prof::c_call(func, &PyTuple_GET_ITEM(callargs, 0), PyTuple_GET_SIZE(callargs),
+                          [&] { return PyObject_Call(func, callargs, kwargs); });
 done:
     Py_DECREF(func);
     Py_XDECREF(base[1]);

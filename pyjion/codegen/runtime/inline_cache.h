@@ -117,6 +117,7 @@ using CachedCall = PyObject *(*)(const CallCache *cache, PyObject **args, PyThre
 struct CallCache {
     PyObject *callable = nullptr;   // a strong reference: identity stays meaningful
     CachedCall call = nullptr;
+    CachedCall inner = nullptr;     // the form `call` times while profiling (callcache::fill)
     void *cfunc = nullptr;          // the C function to call
     void *self = nullptr;           // a builtin's m_self, or a method descriptor's class
     int32_t total = 0;              // arguments, self included

@@ -1,0 +1,32 @@
+// C function calls made by machine code while the profiler runs: the hook
+// (PyjionHookState.c_call_begin/end, the hook's profiler.h) times those
+// cProfile would count, so that they get their own profile entries and a
+// Python function they call back has them as caller. The check costs only
+// the generic call paths and the call caches filled while profiling
+// (callcache::fill); code compiled while profiling emits no inline C call
+// (Compiler::profiling_c_calls).
+#pragma once
+
+#include "codegen_api.h"
+#include "runtime/direct_call.h"
+
+namespace pyjion::prof {
+
+inline bool on() { return direct::hook_state.profiling != 0; }
+
+// call() (which makes the call of `callable` with `args`, nargs positional),
+// timed by the profiler if it is on and counts such a call.
+template <typename Call>
+inline PyObject *c_call(PyObject *callable, PyObject *const *args, Py_ssize_t nargs, Call call)
+{
+    const PyjionHookState &hook = direct::hook_state;
+    PyjionProfCall ctx;
+    if (!hook.profiling || hook.c_call_begin == nullptr || !hook.c_call_begin(&ctx, callable, args, nargs)) {
+        return call();
+    }
+    PyObject *res = call();
+    hook.c_call_end(&ctx);
+    return res;
+}
+
+}  // namespace pyjion::prof
