@@ -169,7 +169,7 @@ def test_the_hook_comes_and_goes_with_the_settings_that_need_it():
     snap = _snapshot()
     try:
         pyjion.disable()
-        pyjion.config(warmup="samples")
+        pyjion.config(warmup="samples", threshold=1000)   # (not eager: that needs the hook)
         assert pyjion.enable() is True
         assert pyjion.is_enabled() and not _eval.hook_installed()
         assert pyjion.config()["warmup"] == "samples"

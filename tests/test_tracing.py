@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import pyjion
-from jitcheck import assert_compiled, same_as_stock
+from jitcheck import PY313, assert_compiled, same_as_stock
 
 BODY = """
 def f(a, b, n):
@@ -108,7 +108,11 @@ def test_cprofile_counts_compiled_function_calls():
         return None
 
     def five_more_runs(f_jit, warm_result, before):
-        assert pyjion.info(f_jit).run_count == 6
+        # 3.11: the hook counts the five profiled calls. 3.13: cProfile is a
+        # sys.monitoring tool, and the hook steps aside for the rest of a
+        # frame that turned one on (hook_entry.h): those calls run as on
+        # stock, unseen by pyjion.
+        assert pyjion.info(f_jit).run_count == (1 if PY313 else 6)
 
     want = same_as_stock(BODY, profile, warm=(0, 0, 0), tag="trace", then=five_more_runs)
     assert want == (5, 5)
