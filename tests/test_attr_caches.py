@@ -896,6 +896,19 @@ class D(C):
 # sites follow the interpreter's one specialised form, so a polymorphic site
 # misses there (test_sites_follow_the_interpreters_specialised_forms above
 # shows that monomorphic ones do not).
+# Owners of both warm-site tests below: instance values and __slots__.
+PLAIN_AND_SLOTTED = """
+import types
+class Plain:
+    k = "class attr"
+    def __init__(self): self.x = 1
+    def m(self): return "plain"
+class Slotted:
+    __slots__ = ("x",)
+    def __init__(self): self.x = 2
+    def m(self): return "slotted"
+"""
+
 NO_ATTR_CACHES_313 = pytest.mark.xfail(
     PY313, reason="3.13 layer: no attribute inline caches, no shared site stubs (issue 26)", strict=True)
 
@@ -909,16 +922,7 @@ def test_warm_sites_hit_every_kind_and_entry():
     __slots__ and a dict-ful instance) must stop missing, and still answer as
     stock does."""
     import pyjion._codegen
-    src = """
-import types
-class Plain:
-    k = "class attr"
-    def __init__(self): self.x = 1
-    def m(self): return "plain"
-class Slotted:
-    __slots__ = ("x",)
-    def __init__(self): self.x = 2
-    def m(self): return "slotted"
+    src = PLAIN_AND_SLOTTED + """
 class Dictful:
     def __init__(self):
         self.__dict__ = {"x": 3}   # a dict of its own (combined table)
@@ -976,16 +980,7 @@ def test_sites_follow_the_interpreters_specialised_forms():
     class attributes, methods, stores. Steady sweeps never take the generic
     path; every way to break a form's guards gives stock's answer."""
     import pyjion._codegen
-    src = """
-import types
-class Plain:
-    k = "class attr"
-    def __init__(self): self.x = 1
-    def m(self): return "plain"
-class Slotted:
-    __slots__ = ("x",)
-    def __init__(self): self.x = 2
-    def m(self): return "slotted"
+    src = PLAIN_AND_SLOTTED + """
 mod = types.ModuleType("m")
 mod.x = 5
 class Owner:
@@ -1009,6 +1004,7 @@ def sweep(i):
     count = pyjion._codegen.attr_load_misses
 
     def driver(ns, log):
+        pyjion._eval._stop_sampler()   # compiled by calls alone: no tick recompiles anything midway
         sweep = ns["sweep"]
         for i in range(3):
             log.note(sweep(i))

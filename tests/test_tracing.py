@@ -143,9 +143,10 @@ def g(a, b):
 """
 
 
-def armed_run(arming):
+def armed_run(arming, consume=lambda result: result):
     """A probe: g(arming(tracer), 5), where the operand switches the tracer on
-    midway; returns g's result and its own frame's events (relative lines)."""
+    midway; returns consume(g's result) and its own frame's events (relative
+    lines)."""
     def run(g):
         code = g.__code__
         events = []
@@ -156,7 +157,7 @@ def armed_run(arming):
             return tracer
 
         try:
-            result = g(arming(tracer), 5)
+            result = consume(g(arming(tracer), 5))
         finally:
             sys.settrace(None)
         return result, events
@@ -400,20 +401,7 @@ def g(a, b):
 
 
 def test_line_events_after_a_tracer_attached_in_a_generator():
-    def run(g):
-        code = g.__code__
-        events = []
-
-        def tracer(frame, event, arg):
-            if frame.f_code is code:
-                events.append((event, frame.f_lineno - code.co_firstlineno))
-            return tracer
-
-        try:
-            values = list(g(ArmTracerEverywhere(tracer), 5))
-        finally:
-            sys.settrace(None)
-        return values, events
+    run = armed_run(ArmTracerEverywhere, consume=list)
 
     def warm_fully(f_jit, warm_result, before):
         assert list(f_jit(1, 3)) == [1, 2, 0, 1, 4]
