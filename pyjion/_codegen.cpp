@@ -306,5 +306,6 @@ PYBIND11_MODULE(_codegen, m)
     m.def("attr_fill_attempts", []() { return pyjion::rtn::fill_attempts(); },
           "Attribute-cache fills attempted after misses so far (an uncacheable site backs off).");
 
+    api.cpython_vectorcall = pyjion::direct::function_vectorcall();
     m.attr("_C_API") = py::capsule(&api, "pyjion._codegen._C_API");
 }

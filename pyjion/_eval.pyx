@@ -77,6 +77,7 @@ cdef extern from "codegen_api.h":
         PyjionHookState *hook
         int (*osr_header)(PyObject *owner, int unit, int *depth) noexcept
         vectorcallfunc vectorcall
+        vectorcallfunc cpython_vectorcall
     int PYJION_CODEGEN_API_VERSION
     int PYJION_RESULT_COMPILER_ERROR
 
@@ -116,7 +117,8 @@ cdef extern from "function_entry.h":
     PyjFunctionEntry pyj_fentry
     void pyj_fentry_code_ready(PyCodeObject *co, PyjFrame *f) noexcept
     int pyj_fentry_code_enterable(PyCodeObject *co) noexcept
-    int pyj_fentry_set_active(int on, Py_ssize_t record_index, vectorcallfunc vectorcall) except -1
+    int pyj_fentry_set_active(int on, Py_ssize_t record_index, vectorcallfunc vectorcall,
+                              vectorcallfunc cpython) except -1
 
 cdef extern from "cstack_guard.h":
     int pyj_cstack_exhausted() noexcept
@@ -897,9 +899,9 @@ cdef apply_entry():
     """Makes the frame evaluation function, the function-entry mode and the
     sampler what the settings ask while pyjion is enabled (g_installed)."""
     cdef bint hookless = hookless_on()
-    if hookless and g_jit:
-        load_codegen()
     if hookless:
+        if g_jit:
+            load_codegen()
         if pyj_hook_aside_pending():
             pyj_hook_aside_cancel()      # stepped aside for a traced frame: it stays out
         if pyj_get_eval_func() == hook:
@@ -907,7 +909,8 @@ cdef apply_entry():
     elif g_installed and pyj_get_eval_func() == default_eval and not pyj_hook_aside_pending():
         pyj_set_eval_func(hook)          # (left alone if another PEP 523 function took its place)
     pyj_fentry_set_active(hookless and g_jit, g_extra_index,
-                          g_codegen.vectorcall if g_codegen != NULL else NULL)
+                          g_codegen.vectorcall if g_codegen != NULL else NULL,
+                          g_codegen.cpython_vectorcall if g_codegen != NULL else NULL)
     pyj_sampler.with_threads = hookless
     sync_hook_state()
     update_sampler()

@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 14
+#define PYJION_CODEGEN_API_VERSION 15
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -172,6 +172,10 @@ typedef struct {
      * generic path while a PEP 523 function is installed) and C callers reach
      * them through it. */
     vectorcallfunc vectorcall;
+    /* CPython's own vectorcall of Python functions (_PyFunction_Vectorcall,
+     * which 3.13 does not export): what a function whose vectorcall is
+     * neither pyjion's nor someone else's has (function_entry.h). */
+    vectorcallfunc cpython_vectorcall;
 } PyjionCodegenAPI;
 
 #ifdef __cplusplus

@@ -184,14 +184,15 @@ static inline int pyj_on_main_thread(void)
     return PyThread_get_thread_ident() == _PyRuntime.main_thread;
 }
 
-/* Read without the GIL by the sampler thread: the main thread holds the GIL
- * and is the interpreter's only thread, so a pending call it is asked to run
- * cannot leave the eval breaker set for a thread that may not run it. */
+/* Read without the GIL by the sampler thread: the main thread holds the GIL. */
 static inline int pyj_main_thread_holds_gil(PyThreadState *main_ts)
 {
     return (PyThreadState *)_Py_atomic_load_relaxed(&_PyRuntime.gilstate.tstate_current) == main_ts;
 }
 
+/* Read without the GIL by the sampler thread: the main thread holds the GIL
+ * and is the interpreter's only thread, so a pending call it is asked to run
+ * cannot leave the eval breaker set for a thread that may not run it. */
 static inline int pyj_main_thread_runs_alone(PyThreadState *main_ts)
 {
     return pyj_main_thread_holds_gil(main_ts) && main_ts->interp->threads.head == main_ts && main_ts->next == NULL;

@@ -221,8 +221,7 @@ static inline PyThreadState *pyj_main_thread_state(void) { return _PyRuntime.mai
 
 static inline int pyj_on_main_thread(void) { return PyThread_get_thread_ident() == _PyRuntime.main_thread; }
 
-/* Read without the GIL by the sampler thread: the main thread holds the GIL
- * and is the interpreter's only thread. */
+/* Read without the GIL by the sampler thread: the main thread holds the GIL. */
 static inline int pyj_main_thread_holds_gil(PyThreadState *main_ts)
 {
     if (main_ts == NULL) return 0;
@@ -231,6 +230,8 @@ static inline int pyj_main_thread_holds_gil(PyThreadState *main_ts)
            _Py_atomic_load_ptr_relaxed(&gil->last_holder) == main_ts;
 }
 
+/* Read without the GIL by the sampler thread: the main thread holds the GIL
+ * and is the interpreter's only thread. */
 static inline int pyj_main_thread_runs_alone(PyThreadState *main_ts)
 {
     return pyj_main_thread_holds_gil(main_ts) && main_ts->interp->threads.head == main_ts && main_ts->next == NULL;

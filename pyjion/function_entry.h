@@ -32,7 +32,7 @@ typedef struct {
     int watcher;                 /* the function watcher's id (-1: not registered) */
     Py_ssize_t record_index;     /* the hook's code-extra index */
     vectorcallfunc vectorcall;   /* pyjion's */
-    vectorcallfunc cpython;      /* CPython's own (_PyFunction_Vectorcall, not exported on 3.13) */
+    vectorcallfunc cpython;      /* CPython's own (PyjionCodegenAPI.cpython_vectorcall) */
     uint64_t adopted;            /* statistics: functions given the vectorcall */
 } PyjFunctionEntry;
 
@@ -53,13 +53,12 @@ static inline int pyj_fentry_code_compiled(PyCodeObject *co)
     return rec != NULL && rec->view.state == PYJ_COMPILED;
 }
 
-/* Gives `fn` pyjion's vectorcall, unless someone else has replaced CPython's. */
+/* Gives `fn` pyjion's vectorcall, unless someone else has replaced CPython's
+ * (called while the mode is active: both vectorcalls are known). */
 static inline void pyj_fentry_adopt(PyFunctionObject *fn)
 {
 #if PYJ_FUNCTION_ENTRY
-    if (fn->vectorcall == pyj_fentry.vectorcall || fn->vectorcall != pyj_fentry.cpython || pyj_fentry.vectorcall == NULL) {
-        return;
-    }
+    if (fn->vectorcall != pyj_fentry.cpython) return;
     PyFunction_SetVectorcall(fn, pyj_fentry.vectorcall);
     pyj_fentry.adopted++;
 #else
@@ -90,7 +89,7 @@ static int pyj_fentry_watch(PyFunction_WatchEvent event, PyFunctionObject *fn, P
     } else if (event == PyFunction_EVENT_MODIFY_CODE && new_value != NULL && PyCode_Check(new_value)) {
         if (pyj_fentry_code_compiled((PyCodeObject *)new_value)) {
             pyj_fentry_adopt(fn);
-        } else if (fn->vectorcall == pyj_fentry.vectorcall && pyj_fentry.cpython != NULL) {
+        } else if (fn->vectorcall == pyj_fentry.vectorcall) {
             PyFunction_SetVectorcall(fn, pyj_fentry.cpython);
         }
     }
@@ -98,28 +97,15 @@ static int pyj_fentry_watch(PyFunction_WatchEvent event, PyFunctionObject *fn, P
 }
 #endif
 
-/* CPython's own function vectorcall, read off a function made for the purpose. */
-static vectorcallfunc pyj_fentry_cpython_vectorcall(void)
-{
-    PyObject *globals = PyDict_New();
-    PyObject *code = globals != NULL ? (PyObject *)PyCode_NewEmpty("pyjion", "probe", 0) : NULL;
-    PyObject *fn = code != NULL ? PyFunction_New(code, globals) : NULL;
-    vectorcallfunc vc = fn != NULL ? ((PyFunctionObject *)fn)->vectorcall : NULL;
-    Py_XDECREF(fn);
-    Py_XDECREF(code);
-    Py_XDECREF(globals);
-    if (vc == NULL) PyErr_Clear();
-    return vc;
-}
-
 /* Turns the mode on or off (GIL held); -1 with an exception if the watcher
  * cannot be registered. */
-static int pyj_fentry_set_active(int on, Py_ssize_t record_index, vectorcallfunc vectorcall)
+static int pyj_fentry_set_active(int on, Py_ssize_t record_index, vectorcallfunc vectorcall,
+                                 vectorcallfunc cpython)
 {
 #if PYJ_FUNCTION_ENTRY
     pyj_fentry.record_index = record_index;
     pyj_fentry.vectorcall = vectorcall;
-    if (on && pyj_fentry.cpython == NULL) pyj_fentry.cpython = pyj_fentry_cpython_vectorcall();
+    pyj_fentry.cpython = cpython;
     if (on && pyj_fentry.watcher < 0) {
         int id = PyFunction_AddWatcher(pyj_fentry_watch);
         if (id < 0) return -1;
@@ -128,11 +114,12 @@ static int pyj_fentry_set_active(int on, Py_ssize_t record_index, vectorcallfunc
         if (PyFunction_ClearWatcher(pyj_fentry.watcher) < 0) PyErr_Clear();
         pyj_fentry.watcher = -1;
     }
-    pyj_fentry.active = on && vectorcall != NULL && pyj_fentry.cpython != NULL;
+    pyj_fentry.active = on && vectorcall != NULL && cpython != NULL;
     return 0;
 #else
     (void)record_index;
     (void)vectorcall;
+    (void)cpython;
     pyj_fentry.active = 0;
     if (on) {
         PyErr_SetString(PyExc_RuntimeError, "entering compiled code without the hook needs CPython 3.12 or later");
