@@ -34,7 +34,13 @@ for _ in range(3000):
     total += scale(50, 0.5)
 print("total", total)
 if "pyjion" in sys.modules:
+    import time
     import pyjion
+    # Where warm-up is by samples (3.13's default), a program this short may
+    # end before a tick lands in scale: go on calling it (bounded) until one has.
+    deadline = time.monotonic() + 20
+    while not pyjion.info(scale).compiled and time.monotonic() < deadline:
+        scale(50, 0.5)
     print("jit", pyjion.is_enabled(), pyjion.info(scale).compiled)
 """
 
