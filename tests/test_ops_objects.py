@@ -352,6 +352,23 @@ def test_binary_subscr_errors():
           ({}, []), ("abc", -1))
 
 
+class StrSub(str):
+    def __getitem__(self, i):
+        return "sub" + str.__getitem__(self, i)
+
+
+def test_binary_subscr_sequences_by_one_digit_ints():
+    """The helper's own path for exact lists, tuples and strs indexed by an
+    int of one digit (negative from the end); its edges go the generic way."""
+    big = 2 ** 30 - 1                       # one digit's largest
+    check("def f(c, k):\n    return c[k]\n", ["BINARY_SUBSCR"],
+          ("abc", 0), ("abc", 2), ("abc", -3), ("abc", 3), ("abc", -4), ("\u20ac\U0001f600x", 1),
+          ("\u20ac\U0001f600x", -3), ("", 0), ([1, 2], -1), ([1, 2], -2), ([1, 2], -3), ((7,), -1),
+          ((7,), 1), ("abc", True), ([1, 2], False), ("abc", big), ("abc", -big), ("abc", big + 1),
+          ([1], -(big + 1)), (StrSub("xyz"), 1), (StrSub("xyz"), -1), (bytearray(b"ab"), -1),
+          (b"ab", 1), (range(5), -2))
+
+
 def test_store_and_delete_subscr():
     check("def f(c, k, v):\n    c[k] = v\n    r = c[k]\n"
           "    del c[k]\n    return r, c\n",
@@ -762,3 +779,35 @@ def test_match_keys_duplicate_value_patterns():
           "        case {K.a: 2, K.b: y}:\n"
           "            return y\n"
           "    return 'no'\n", ["MATCH_KEYS"], ({"k": 1, "j": 5}, Keys), ({"k": 2}, Keys), ({}, Keys))
+
+
+@pytest.mark.skipif(not PY313, reason="BINARY_SUBSCR_STR_INT is CPython 3.13's")
+def test_str_index_site_specialised_by_the_interpreter():
+    """A site the interpreter specialised as BINARY_SUBSCR_STR_INT before the
+    compile gets an inline path for compact ASCII text; every other string
+    and index there (non-ASCII text, out of range, negative, bools, str
+    subclasses, other containers) must give what stock gives."""
+    from jitcheck import jit_off, jit_on
+    src = "def f(s, i):\n    return s[i]\n"
+    calls = [("abc", 0), ("abc", 2), ("a\x7f", 1), ("abc", 3), ("abc", -1), ("abc", True), ("é€", 0),
+             ("é€", 1), ("\U0001f600!", 1), ("", 0), (StrSub("xyz"), 1), ("abc", 2 ** 30), ([5, 6], 1),
+             ("x" * 300, 299)]
+    results = {}
+    for jit in (True, False):
+        f, filename = _make(src, "f", "strsite_%s" % jit)
+        with (jit_on(threshold=4) if jit else jit_off()):
+            for _ in range(3):
+                f("warm", 1)             # interpreted: the site specialises
+            if jit:
+                ops = {i.opname for i in dis.get_instructions(f, adaptive=True)}
+                assert "BINARY_SUBSCR_STR_INT" in ops, ops
+            got = []
+            for args in calls:
+                try:
+                    got.append(("ok", f(*args)))
+                except Exception as exc:
+                    got.append(("raise", type(exc), str(exc)))
+            if jit:
+                assert pyjion.info(f).compiled
+        results[jit] = got
+    assert results[True] == results[False]

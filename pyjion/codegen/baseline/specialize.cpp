@@ -58,9 +58,9 @@ SiteTypes quickened_types(Compiler &c, bool binary_op)
 SubscrPaths subscr_paths(Compiler &c)
 {
     SiteProfile seen = site_profile(c.code(), c.current());
-    if (seen.state == SiteState::kNotQuickened) return {true, true};   // eager mode: nothing learnt
-    if (seen.state != SiteState::kSpecialised) return {false, false};
-    return {seen.type == SeenType::kList, seen.type == SeenType::kTuple};
+    if (seen.state == SiteState::kNotQuickened) return {true, true, false};   // eager mode: nothing learnt
+    if (seen.state != SiteState::kSpecialised) return {false, false, false};
+    return {seen.type == SeenType::kList, seen.type == SeenType::kTuple, seen.type == SeenType::kStr};
 }
 
 void guard_type(Compiler &c, const x86::Gp &obj, PyTypeObject *type, const Label &fail)

@@ -33,10 +33,10 @@ void emit_binary_op(Compiler &c, int nb_op);
 
 // BINARY_SUBSCR's inline paths for what the quickened instruction has seen:
 // {list, tuple} when the code was not quickened yet, one of them for
-// BINARY_SUBSCR_LIST_INT / _TUPLE_INT, none for the other kinds (dicts,
-// __getitem__, an adaptive site: other containers or never run).
+// BINARY_SUBSCR_LIST_INT / _TUPLE_INT / _STR_INT (3.13), none for the other
+// kinds (dicts, __getitem__, an adaptive site: other containers or never run).
 struct SubscrPaths {
-    bool list, tuple;
+    bool list, tuple, str;
 };
 SubscrPaths subscr_paths(Compiler &c);
 

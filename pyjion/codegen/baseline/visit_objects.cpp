@@ -209,16 +209,18 @@ void Compiler::visit_UNPACK_EX(const Instr &ins)
 
 // ---- subscripts --------------------------------------------------------------------
 
-// BINARY_SUBSCR. Fast path (what the interpreter's BINARY_SUBSCR_LIST_INT /
-// _TUPLE_INT specialisations do): an exact list or tuple indexed by an exact
-// int in range [0, 2**30) that is below the length, inline only for the
-// containers the site has seen (subscr_paths). Everything else, including
-// negative indexes, goes to the generic slot helper.
+// BINARY_SUBSCR. Fast paths (what the interpreter's BINARY_SUBSCR_LIST_INT /
+// _TUPLE_INT / _STR_INT specialisations do): an exact list, tuple or str
+// indexed by an exact int in range [0, 2**30) that is below the length (for
+// a str: compact ASCII text, the result the interpreter's own one-character
+// string), inline only for the containers the site has seen (subscr_paths).
+// Everything else, including negative indexes, goes to the generic slot
+// helper.
 void Compiler::visit_BINARY_SUBSCR(const Instr &ins)
 {
     auto &a = em_.as();
     SubscrPaths paths = subscr_paths(*this);
-    if (!paths.list && !paths.tuple) {
+    if (!paths.list && !paths.tuple && !paths.str) {
         slot_call(2, callee<&slots::get_item>());
         return;
     }
@@ -246,6 +248,22 @@ void Compiler::visit_BINARY_SUBSCR(const Instr &ins)
         a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyVarObject, ob_size)));
         a.jae(slow);
         a.mov(x86::rax, x86::qword_ptr(x86::rdi, x86::rcx, 3, offsetof(PyTupleObject, ob_item)));
+    }
+    if (paths.str) {
+        const uint32_t ascii = pyj_compact_ascii_state();
+        em_.load_address(x86::rax, &PyUnicode_Type);
+        a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)), x86::rax);
+        a.jne(slow);
+        a.mov(x86::eax, x86::dword_ptr(x86::rdi, offsetof(PyASCIIObject, state)));
+        a.and_(x86::eax, ascii);
+        a.cmp(x86::eax, ascii);
+        a.jne(slow);
+        a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyASCIIObject, length)));
+        a.jae(slow);
+        a.movzx(x86::eax, x86::byte_ptr(x86::rdi, x86::rcx, 0, sizeof(PyASCIIObject)));
+        a.imul(x86::rax, x86::rax, static_cast<int32_t>(pyj_ascii_char_size()));
+        em_.load_address(x86::rdx, pyj_ascii_chars());
+        a.add(x86::rax, x86::rdx);
     }
     a.bind(got);
     em_.incref(x86::rax);

@@ -47,6 +47,27 @@ size_t pyj_small_int_size(void)
     return sizeof(_Py_SINGLETON(small_ints)[0]);
 }
 
+PyObject *pyj_ascii_chars(void)
+{
+    return (PyObject *)&_Py_SINGLETON(strings).ascii[0];
+}
+
+size_t pyj_ascii_char_size(void)
+{
+    return sizeof(_Py_SINGLETON(strings).ascii[0]);
+}
+
+unsigned int pyj_compact_ascii_state(void)
+{
+    PyASCIIObject probe;
+    unsigned int bits = 0;
+    memset(&probe, 0, sizeof(probe));
+    probe.state.compact = 1;
+    probe.state.ascii = 1;
+    memcpy(&bits, &probe.state, sizeof(bits));
+    return bits;
+}
+
 Py_ssize_t pyj_interp_eval_frame_offset(void)
 {
     return offsetof(PyInterpreterState, eval_frame);

@@ -54,6 +54,14 @@ PyObject *pyj_eval_frame(PyThreadState *ts, struct _PyInterpreterFrame *frame);
 PyObject *pyj_small_ints(void);
 size_t pyj_small_int_size(void);
 
+// The one-character strings for code points 0-127, in order (what
+// PyUnicode_FromOrdinal and str indexing return for them), and the bits of
+// PyASCIIObject.state (read as a 32-bit word) that say its text is compact
+// ASCII, stored right after the object header.
+PyObject *pyj_ascii_chars(void);
+size_t pyj_ascii_char_size(void);
+unsigned int pyj_compact_ascii_state(void);
+
 // The offset of the interpreter's frame evaluator (interp->eval_frame: NULL
 // for CPython's own, else a PEP 523 function), for machine code to compare.
 Py_ssize_t pyj_interp_eval_frame_offset(void);

@@ -9,6 +9,17 @@ namespace pyjion::layout {
 constexpr int32_t kLongSize = offsetof(PyVarObject, ob_size);
 constexpr int32_t kLongDigit0 = offsetof(PyLongObject, ob_digit);
 
+// The value of an exact int of at most one digit (what the interpreter's
+// BINARY_SUBSCR_*_INT forms index by); false for any other object.
+inline bool one_digit_int(PyObject *v, Py_ssize_t *value)
+{
+    if (!PyLong_CheckExact(v)) return false;
+    Py_ssize_t size = Py_SIZE(v);
+    if (size < -1 || size > 1) return false;
+    *value = size * static_cast<Py_ssize_t>(reinterpret_cast<PyLongObject *>(v)->ob_digit[0]);
+    return true;
+}
+
 // No immortal objects: a reference count is a plain 64-bit counter.
 constexpr bool kImmortalObjects = false;
 

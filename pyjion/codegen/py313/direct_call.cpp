@@ -91,6 +91,30 @@ PyObject *try_construct(PyThreadState *, PyObject *, PyObject *const *, Py_ssize
 
 uint64_t vectorcall_calls() { return g_vectorcall_calls; }
 
+namespace {
+
+// The frame of a function called with exactly its positional parameters and
+// nothing to bind (no defaults used, keywords, *args or **kwargs: the
+// interpreter's CALL_PY_EXACT_ARGS), pushed as the interpreter pushes it
+// (_PyFrame_PushUnchecked: the frame takes the function, the arguments move
+// into its first locals). nullptr where _PyEvalFramePushAndInit must bind
+// the arguments or grow the data stack.
+_PyInterpreterFrame *push_exact_args(PyThreadState *ts, PyFunctionObject *fn, PyCodeObject *code,
+                                     PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    constexpr int kNotSimple = CO_VARARGS | CO_VARKEYWORDS;
+    if (kwnames != nullptr || code->co_argcount != nargs || code->co_kwonlyargcount != 0 ||
+        (code->co_flags & (kNotSimple | CO_OPTIMIZED)) != CO_OPTIMIZED ||
+        !_PyThreadState_HasStackSpace(ts, code->co_framesize)) {
+        return nullptr;
+    }
+    _PyInterpreterFrame *frame = _PyFrame_PushUnchecked(ts, fn, static_cast<int>(nargs));
+    for (Py_ssize_t i = 0; i < nargs; i++) frame->localsplus[i] = args[i];
+    return frame;
+}
+
+}  // namespace
+
 // _PyEval_Vector with the machine code as the evaluator where the code is
 // compiled: the frame takes new references to the function and every
 // argument (_PyEvalFramePushAndInit consumes them, binding defaults,
@@ -107,9 +131,11 @@ PyObject *call_stealing(PyThreadState *ts, PyObject *func, PyObject *const *args
     PyjionCodeView *rec = direct ? compiled_record(ts, code) : nullptr;
     // Code that is not a function body proper (no CO_OPTIMIZED) runs with
     // the globals as its locals, as _PyFunction_Vectorcall gives them.
-    PyObject *locals = (code->co_flags & CO_OPTIMIZED) ? nullptr : Py_NewRef(fn->func_globals);
-    _PyInterpreterFrame *frame =
-        _PyEvalFramePushAndInit(ts, fn, locals, args, static_cast<size_t>(nargs), kwnames);
+    _PyInterpreterFrame *frame = push_exact_args(ts, fn, code, args, nargs, kwnames);
+    if (frame == nullptr) {
+        PyObject *locals = (code->co_flags & CO_OPTIMIZED) ? nullptr : Py_NewRef(fn->func_globals);
+        frame = _PyEvalFramePushAndInit(ts, fn, locals, args, static_cast<size_t>(nargs), kwnames);
+    }
     Py_XDECREF(drop_after_push);
     if (frame == nullptr) return nullptr;
     if (rec != nullptr) {

@@ -14,6 +14,15 @@ constexpr int32_t kLongDigit0 = offsetof(PyLongObject, long_value.ob_digit);
 constexpr int kLongNonSizeBits = _PyLong_NON_SIZE_BITS;
 constexpr int kLongSignMask = _PyLong_SIGN_MASK;
 
+// The value of an exact int of at most one digit (what the interpreter's
+// BINARY_SUBSCR_*_INT forms index by); false for any other object.
+inline bool one_digit_int(PyObject *v, Py_ssize_t *value)
+{
+    if (!PyLong_CheckExact(v) || !_PyLong_IsCompact(reinterpret_cast<PyLongObject *>(v))) return false;
+    *value = _PyLong_CompactValue(reinterpret_cast<PyLongObject *>(v));
+    return true;
+}
+
 // Immortal objects (PEP 683): ob_refcnt's low 32 bits are 0xFFFFFFFF (an
 // int32 below zero), and Py_INCREF/Py_DECREF leave such an object alone; an
 // increment only ever writes the low 32 bits (object.h). Machine code counts

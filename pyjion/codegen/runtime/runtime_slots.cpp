@@ -57,11 +57,38 @@ BinaryHelper binary_helper(int nb, const char **name)
     return kBinary[nb].fn;
 }
 
+namespace {
+// container[sub] for an exact list, tuple or str indexed by an exact int of
+// one digit within its length (negative counts from the end), without
+// PyObject_GetItem's index conversion. False where the generic path must
+// answer (other types, an IndexError to raise).
+bool sequence_item(PyObject *container, PyObject *sub, PyObject **result)
+{
+    Py_ssize_t i;
+    if (!layout::one_digit_int(sub, &i)) return false;
+    PyTypeObject *type = Py_TYPE(container);
+    if (type != &PyList_Type && type != &PyTuple_Type && type != &PyUnicode_Type) return false;
+    Py_ssize_t n = type == &PyUnicode_Type ? PyUnicode_GET_LENGTH(container) : Py_SIZE(container);
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) return false;
+    if (type == &PyList_Type) {
+        *result = Py_NewRef(PyList_GET_ITEM(container, i));
+    } else if (type == &PyTuple_Type) {
+        *result = Py_NewRef(PyTuple_GET_ITEM(container, i));
+    } else {
+        *result = PyUnicode_FromOrdinal(PyUnicode_READ_CHAR(container, i));
+    }
+    return true;
+}
+}  // namespace
+
 int get_item(PyObject **sp, PyThreadState *ts)
 {
     PyObject *container = sp[0], *sub = sp[1];
     PyObject *result;
-    if (PyDict_CheckExact(container)) {
+    if (sequence_item(container, sub, &result)) {
+        // an item, or PyUnicode_FromOrdinal's MemoryError
+    } else if (PyDict_CheckExact(container)) {
         result = PyDict_GetItemWithError(container, sub);
         if (result != nullptr) {
             Py_INCREF(result);
