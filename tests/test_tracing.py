@@ -336,6 +336,13 @@ ATTACHED = {
                 x = 1
             return x
     """,
+    "truth test, block on the same line": """
+        def g(a, b):
+            x = 0
+            if a: x = 1
+            y = x + b
+            return y
+    """,
     "attribute store ending a line": """
         def g(a, b):
             a.x = 1

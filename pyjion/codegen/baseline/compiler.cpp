@@ -195,6 +195,8 @@ bool Compiler::may_start_tracing(int opcode)
 #if PY_VERSION_HEX >= 0x030D0000
     case POP_JUMP_IF_NONE: case POP_JUMP_IF_NOT_NONE: case LOAD_FAST_LOAD_FAST: case STORE_FAST_LOAD_FAST:
     case STORE_FAST_STORE_FAST: case LOAD_FAST_CHECK: case LOAD_FAST_AND_CLEAR: case END_FOR: case RETURN_CONST:
+    case RESUME:   // its tracing check comes last (visit_RESUME)
+    case TO_BOOL:  // checks on its slow path (py313/visit_misc.cpp)
 #else
     case POP_JUMP_FORWARD_IF_NONE: case POP_JUMP_FORWARD_IF_NOT_NONE: case POP_JUMP_BACKWARD_IF_NONE:
     case POP_JUMP_BACKWARD_IF_NOT_NONE: case KW_NAMES: case PRECALL:

@@ -21,7 +21,10 @@ using visit::push_result;
 namespace {
 
 // The value on top of the stack becomes its truth, True or False (kept as is
-// when it is one already: the common case after a comparison).
+// when it is one already: the common case after a comparison). A __bool__ or
+// __len__ that ran may have switched tracing on: the slow path checks before
+// the next instruction, so no check is due after TO_BOOL's fast path
+// (Compiler::may_start_tracing).
 void top_to_bool(Compiler &c)
 {
     auto &a = c.as();
@@ -42,6 +45,7 @@ void top_to_bool(Compiler &c)
         a.mov(c.top(0), x86::rax);
         a.test(x86::rax, x86::rax);
         a.jz(c.error_exit(depth - 1));
+        c.emit_tracing_check_at(c.current().next, depth);
         a.jmp(done);
     });
     a.bind(done);
@@ -51,10 +55,15 @@ void top_to_bool(Compiler &c)
 
 // Monitoring switched on (sys.settrace, sys.monitoring) since the code was
 // instrumented: the interpreter instruments it and runs the frame from here.
+// Checked after the eval breaker (the interpreter checks before it), so that
+// nothing a pending call runs (a signal handler that starts a tracer) can
+// follow the check: the next line start needs none of its own
+// (Compiler::may_start_tracing). Tracing was off when the frame entered
+// machine code, so the order changes nothing a tracer sees.
 void Compiler::visit_RESUME(const Instr &ins)
 {
-    emit_tracing_check(ins);
     if ((ins.oparg & 3) < 2) eval_breaker_check();   // not after a yield from / await
+    emit_tracing_check(ins);
 }
 
 // oparg >> 5 is the comparison; bit 4 asks for a bool result.
