@@ -125,6 +125,45 @@ int pyj313_load_attr_site(PyObject **sp, PyObject *name, int method, const _Py_C
     return 1;
 }
 
+void pyj313_attr_site_facts(const _Py_CODEUNIT *site, Pyj313AttrSite *out)
+{
+    memset(out, 0, sizeof(*out));
+    uint32_t version = cache_u32(site, 1);
+    if (version == 0) return;
+    switch (site->op.code) {
+    case LOAD_ATTR_INSTANCE_VALUE:
+        out->form = PYJ313_ATTR_INSTANCE_VALUE;
+        out->attr_offset = (int32_t)(sizeof(PyObject) + offsetof(PyDictValues, values) +
+                                     sizeof(PyObject *) * cache_u16(site, 3));
+        break;
+    case LOAD_ATTR_SLOT:
+        out->form = PYJ313_ATTR_SLOT;
+        out->attr_offset = cache_u16(site, 3);
+        break;
+    case LOAD_ATTR_METHOD_NO_DICT:
+        out->form = PYJ313_ATTR_METHOD_NO_DICT;
+        out->descr = cache_obj(site, 5);
+        break;
+    case LOAD_ATTR_METHOD_WITH_VALUES:
+        out->form = PYJ313_ATTR_METHOD_WITH_VALUES;
+        out->descr = cache_obj(site, 5);
+        out->keys_version = cache_u32(site, 3);
+        break;
+    default:
+        return;
+    }
+    if ((out->form == PYJ313_ATTR_METHOD_NO_DICT || out->form == PYJ313_ATTR_METHOD_WITH_VALUES) &&
+        out->descr == NULL) {
+        out->form = PYJ313_ATTR_NONE;
+        return;
+    }
+    out->type_version = version;
+}
+
+int32_t pyj313_inline_values_valid_offset(void) { return (int32_t)(sizeof(PyObject) + offsetof(PyDictValues, valid)); }
+int32_t pyj313_cached_keys_offset(void) { return (int32_t)offsetof(PyHeapTypeObject, ht_cached_keys); }
+int32_t pyj313_keys_version_offset(void) { return (int32_t)offsetof(PyDictKeysObject, dk_version); }
+
 int pyj313_store_attr_site(PyObject **sp, const _Py_CODEUNIT *site)
 {
     PyObject *owner = sp[-1], *value = sp[-2];

@@ -13,6 +13,36 @@ extern "C" {
 #endif
 
 int pyj313_load_attr_site(PyObject **sp, PyObject *name, int method, const _Py_CODEUNIT *site);
+
+/* The forms of LOAD_ATTR machine code runs inline (py313/visit_calls.cpp),
+ * with what their guards and action need, read off the site at compile
+ * time: the owner's type version (a type's version changes with the type,
+ * so a baked one is a sound guard), then per form the byte offset of the
+ * attribute in the owner (INSTANCE_VALUE, SLOT), the descriptor the site
+ * found on the class (the METHOD forms: alive while the type's version
+ * holds) and the class's shared keys version (METHOD_WITH_VALUES). */
+enum {
+    PYJ313_ATTR_NONE = 0,
+    PYJ313_ATTR_INSTANCE_VALUE,
+    PYJ313_ATTR_SLOT,
+    PYJ313_ATTR_METHOD_NO_DICT,
+    PYJ313_ATTR_METHOD_WITH_VALUES,
+};
+typedef struct {
+    int form;                 /* PYJ313_ATTR_* */
+    uint32_t type_version;
+    int32_t attr_offset;      /* INSTANCE_VALUE, SLOT */
+    PyObject *descr;          /* METHOD_* (borrowed) */
+    uint32_t keys_version;    /* METHOD_WITH_VALUES */
+} Pyj313AttrSite;
+void pyj313_attr_site_facts(const _Py_CODEUNIT *site, Pyj313AttrSite *out);
+
+/* Layout the inline forms read: the byte offset of an object's inline
+ * values' `valid` flag (objects with inline values, 3.13), of a heap type's
+ * shared keys pointer, and of a keys object's version. */
+int32_t pyj313_inline_values_valid_offset(void);
+int32_t pyj313_cached_keys_offset(void);
+int32_t pyj313_keys_version_offset(void);
 int pyj313_store_attr_site(PyObject **sp, const _Py_CODEUNIT *site);
 
 #ifdef __cplusplus

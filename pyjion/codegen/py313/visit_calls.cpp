@@ -14,6 +14,7 @@
 #include "baseline/cache_guards.h"
 #include "baseline/site_stubs.h"
 #include "runtime/runtime_names.h"
+#include "py313/attr_sites.h"
 #include "py313/capi.h"
 
 #include <cstddef>
@@ -47,15 +48,72 @@ const _Py_CODEUNIT *site_of(PyCodeObject *code, const Instr &ins)
 
 }  // namespace
 
+// LOAD_ATTR: the site's specialised form inline where it is one of the
+// common four (an instance's inline value or slot, a method found on the
+// class without or with inline values), its guards and constants taken from
+// the site when compiling (py313/attr_sites.h); a failed guard, and every
+// other form, go to the helper that follows the site as it is then.
 void Compiler::visit_LOAD_ATTR(const Instr &ins)
 {
     PyObject *name = name_at(code(), ins.oparg >> 1, ins);
     int method = ins.oparg & 1;
-    set_prev_instr();
-    em().call<&rt313::load_attr_site>(Lea(em().stack(depth())), name, method, site_of(code(), ins));
-    drop(1);   // the owner's slot now holds the attribute (and the next one self or NULL)
-    jump_if_error_negative(x86::eax, depth());
-    grow(1 + method);
+    Pyj313AttrSite site;
+    pyj313_attr_site_facts(site_of(code(), ins), &site);
+    bool is_method_form = site.form == PYJ313_ATTR_METHOD_NO_DICT || site.form == PYJ313_ATTR_METHOD_WITH_VALUES;
+    if (site.form == PYJ313_ATTR_NONE || is_method_form != (method != 0)) {
+        set_prev_instr();
+        em().call<&rt313::load_attr_site>(Lea(em().stack(depth())), name, method, site_of(code(), ins));
+        drop(1);   // the owner's slot now holds the attribute (and the next one self or NULL)
+        jump_if_error_negative(x86::eax, depth());
+        grow(1 + method);
+        return;
+    }
+    auto &a = as();
+    Label slow = a.newLabel(), done = a.newLabel();
+    int depth = this->depth();
+    a.mov(x86::rdi, top(0));   // the owner
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kObjectType));
+    a.cmp(x86::dword_ptr(x86::rax, offsetof(PyTypeObject, tp_version_tag)), static_cast<int32_t>(site.type_version));
+    a.jne(slow);
+    if (site.form == PYJ313_ATTR_INSTANCE_VALUE || site.form == PYJ313_ATTR_METHOD_WITH_VALUES) {
+        a.cmp(x86::byte_ptr(x86::rdi, pyj313_inline_values_valid_offset()), 0);
+        a.je(slow);
+    }
+    if (is_method_form) {
+        if (site.form == PYJ313_ATTR_METHOD_WITH_VALUES) {
+            a.mov(x86::rdx, x86::qword_ptr(x86::rax, pyj313_cached_keys_offset()));
+            a.cmp(x86::dword_ptr(x86::rdx, pyj313_keys_version_offset()), static_cast<int32_t>(site.keys_version));
+            a.jne(slow);
+        }
+        // [descr, owner]: the owner's reference becomes self's
+        em().load_address(x86::rax, site.descr);
+        em().incref(x86::rax);
+        a.mov(top(0), x86::rax);
+        push(x86::rdi);
+    } else {
+        a.mov(x86::rax, x86::qword_ptr(x86::rdi, site.attr_offset));
+        a.test(x86::rax, x86::rax);
+        a.jz(slow);
+        em().incref(x86::rax);
+        a.mov(top(0), x86::rax);   // the attribute in the owner's place, then the owner released
+        set_prev_instr();          // (its __del__ may run)
+        em().decref(x86::rdi);
+        if (method) {
+            a.xor_(x86::eax, x86::eax);
+            push(x86::rax);
+        }
+    }
+    em().out_of_line([&] {
+        a.bind(slow);
+        depth_ = depth;
+        set_prev_instr();
+        em().call<&rt313::load_attr_site>(Lea(em().stack(this->depth())), name, method, site_of(code(), ins));
+        drop(1);
+        jump_if_error_negative(x86::eax, this->depth());
+        grow(1 + method);
+        a.jmp(done);
+    });
+    a.bind(done);
 }
 
 void Compiler::visit_STORE_ATTR(const Instr &ins)
