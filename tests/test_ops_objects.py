@@ -811,3 +811,40 @@ def test_str_index_site_specialised_by_the_interpreter():
                 assert pyjion.info(f).compiled
         results[jit] = got
     assert results[True] == results[False]
+
+
+class MyList(list):
+    pass
+
+
+def test_c_functions_called_directly():
+    """Builtins and method descriptors whose C function machine code calls
+    itself (one argument, no arguments, fast calls); a self of another type
+    or of a subclass, keywords and errors raised inside go the generic way
+    and must come out as on stock CPython."""
+    src = ("def f(fn, *a):\n"
+           "    if len(a) == 0:\n        return fn()\n"
+           "    if len(a) == 1:\n        return fn(a[0])\n"
+           "    if len(a) == 2:\n        return fn(a[0], a[1])\n"
+           "    return fn(a[0], a[1], a[2])\n")
+    cases = [(len, "abc"), (len, 5), (abs, -3), (isinstance, 1, int), (getattr, "s", "upper"),
+             (getattr, "s", "nope"), (getattr, "s", "nope", 7), (divmod, 7, 2), (divmod, 1, 0), (max, 1, 5, 3),
+             (str.upper, "abc"), (str.upper, 5), (str.upper, StrSub("ab")), (str.startswith, "abc", "a"),
+             (list.append, [1], 2), (list.append, MyList(), 1), (list.append, (1,), 2), (list.pop, []),
+             (dict.get, {"a": 1}, "a"), (dict.get, {}, "b", 3), (dict.get, {}, []), (list.copy, [1, 2]),
+             (str.join, ",", ["a", "b"]), (str.join, ",", [1]), (dict.fromkeys, "ab"), (len,), (abs, "x")]
+    # A fresh function per case: 3.11's call cache keeps a reference to the
+    # callable its site was filled with, and the site then follows that
+    # callable's specialised PRECALL form, which stock reaches only warm.
+    for args in cases:
+        check(src, ["CALL"], args)
+    check("def f(o):\n    return len(o)\n", ["CALL"], lambda: (BadLen(),), ([3, 1, 2],))
+
+
+class Deep:
+    def __len__(self):
+        return len(self)
+
+
+def test_c_function_recursion_stops_as_on_stock():
+    check("def f(o):\n    return len(o)\n", ["CALL"], (Deep(),), refcheck=False)

@@ -3,6 +3,7 @@
 
 #include "py313/attr_sites.h"
 #include "py313/capi.h"
+#include "cpython/interp_state.h"
 #include "runtime/attr_cache.h"
 #include "runtime/direct_call.h"
 #include "runtime/profiled_call.h"
@@ -77,6 +78,52 @@ int store_attr(PyObject **sp, PyObject *name)
     return err;
 }
 
+namespace {
+
+// A builtin function or a method descriptor called with positional
+// arguments as the interpreter's specialised CALL forms call it
+// (CALL_BUILTIN_O / _FAST, CALL_METHOD_DESCRIPTOR_O / _NOARGS / _FAST, with
+// their guards: the exact calling convention, self of the descriptor's own
+// type): its C function directly, the one-argument forms within the C
+// recursion limit, without PyObject_Vectorcall's dispatch. False: not such
+// a call (nothing done).
+bool call_c_function(PyObject *callable, PyObject *const *args, Py_ssize_t nargs, PyObject **result)
+{
+    PyTypeObject *type = Py_TYPE(callable);
+    PyMethodDef *def;
+    PyObject *self;
+    if (type == &PyCFunction_Type) {
+        def = reinterpret_cast<PyCFunctionObject *>(callable)->m_ml;
+        self = PyCFunction_GET_SELF(callable);
+    } else if (type == &PyMethodDescr_Type && nargs >= 1) {
+        auto *descr = reinterpret_cast<PyMethodDescrObject *>(callable);
+        if (Py_TYPE(args[0]) != descr->d_common.d_type) return false;
+        def = descr->d_method;
+        self = args[0];
+        args++;
+        nargs--;
+    } else {
+        return false;
+    }
+    PyCFunction meth = def->ml_meth;
+    if (def->ml_flags == METH_FASTCALL) {
+        *result = reinterpret_cast<PyCFunctionFast>(reinterpret_cast<void (*)(void)>(meth))(self, args, nargs);
+        return true;
+    }
+    bool one = def->ml_flags == METH_O && nargs == 1;
+    if (!one && !(def->ml_flags == METH_NOARGS && nargs == 0 && type == &PyMethodDescr_Type)) return false;
+    PyThreadState *ts = PyThreadState_Get();
+    if (pyj_enter_recursive_call(ts, " while calling a Python object")) {
+        *result = nullptr;
+        return true;
+    }
+    *result = meth(self, one ? args[0] : nullptr);
+    pyj_leave_recursive_call(ts);
+    return true;
+}
+
+}  // namespace
+
 PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
 {
     PyObject *callable = base[0];
@@ -109,10 +156,13 @@ PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
         Py_XDECREF(kwnames);
         return res;
     }
-    PyObject *res = prof::c_call(callable, args, positional, [&] {
-        return PyObject_Vectorcall(callable, args, static_cast<size_t>(positional) | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                   kwnames);
-    });
+    PyObject *res;
+    if (kwnames != nullptr || prof::on() || !call_c_function(callable, args, positional, &res)) {
+        res = prof::c_call(callable, args, positional, [&] {
+            return PyObject_Vectorcall(callable, args,
+                                       static_cast<size_t>(positional) | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+        });
+    }
     Py_XDECREF(kwnames);
     Py_DECREF(callable);
     for (int i = 0; i < total; i++) Py_DECREF(args[i]);
