@@ -1245,3 +1245,55 @@ def sweep():
 
     run_both(src, driver, compiled=("get_x", "sweep"))
     assert attempts[0] <= 1200 // 32, attempts   # without the back-off: one per miss, ~1200
+
+
+def test_inline_stores_replace_release_and_step_aside():
+    """A store site specialised for an instance's inline value or a slot
+    (warmed up at threshold 2) replaces the old value and releases it (its
+    __del__ runs at once), and leaves to the generic path: an attribute the
+    instance does not have yet, an instance whose __dict__ was made, another
+    type, a class changed after the compile."""
+    src = ACCESSORS + """
+events = []
+
+class Noisy:
+    def __init__(self, tag):
+        self.tag = tag
+    def __del__(self):
+        events.append("del " + self.tag)
+
+class Obj:
+    def __init__(self):
+        self.x = Noisy("first")
+
+class Slotted:
+    __slots__ = ("x",)
+
+def fresh():
+    return Obj()
+"""
+
+    def driver(ns, log):
+        Obj, Slotted, Noisy, events = ns["Obj"], ns["Slotted"], ns["Noisy"], ns["events"]
+        o = Obj()
+        for i in range(4):
+            log("set_x", o, Noisy("v%d" % i), times=1)
+            log.note(list(events))
+        p = Obj()
+        del p.x
+        log("set_x", p, 5, times=1)            # a new inline value
+        log("get_x", p)
+        q = Obj()
+        vars(q)                                 # its __dict__ made
+        log("set_x", q, Noisy("dict"), times=1)
+        log.note(list(events))
+        s = Slotted()
+        log("set_x", s, Noisy("slot1"), times=1)
+        log("set_x", s, Noisy("slot2"), times=1)
+        log.note(list(events))
+        Obj.extra = 1                           # the class changed
+        log("set_x", o, 7, times=1)
+        log("get_x", o)
+        log.note(sorted(events))
+
+    run_both(src, driver, compiled=["set_x"])

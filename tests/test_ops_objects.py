@@ -848,3 +848,33 @@ class Deep:
 
 def test_c_function_recursion_stops_as_on_stock():
     check("def f(o):\n    return len(o)\n", ["CALL"], (Deep(),), refcheck=False)
+
+
+def test_str_equality_site_specialised_by_the_interpreter():
+    """A comparison site the interpreter specialised for strs (3.13
+    COMPARE_OP_STR, 3.11 COMPARE_OP_STR_JUMP) compares two exact strs in
+    machine code; every other pair there must give what stock gives."""
+    from jitcheck import jit_off, jit_on
+    src = ("def f(a, b):\n"
+           "    r = a == b\n"
+           "    s = a != b\n"
+           "    if a == b:\n        return r, s, 1\n"
+           "    return r, s, 0\n")
+    same = "x" * 40
+    calls = [("abc", "abc"), ("abc", "abd"), ("abc", "ab"), ("é", "é"), ("é", "e"), ("€x", "€x"),
+             ("\U0001f600", "\U0001f600"), ("a", "\U0001f600"), (same, same), ("", ""), (StrSub("ab"), "ab"),
+             ("ab", StrSub("ab")), ("1", 1), (None, "a"), ("abc" * 100, "abc" * 99 + "abd")]
+    results = {}
+    for jit in (True, False):
+        f, filename = _make(src, "f", "streq_%s" % jit)
+        with (jit_on(threshold=20) if jit else jit_off()):
+            for _ in range(12):
+                f("warm", "warm")             # interpreted: the sites specialise
+            if jit and PY313:
+                ops = {i.opname for i in dis.get_instructions(f, adaptive=True)}
+                assert "COMPARE_OP_STR" in ops, ops
+            got = [f(*args) for args in calls for _ in range(2)]
+            if jit:
+                assert pyjion.info(f).compiled
+        results[jit] = got
+    assert results[True] == results[False]

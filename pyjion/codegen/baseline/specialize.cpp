@@ -332,6 +332,10 @@ void emit_compare_op(Compiler &c, int op)
     SiteTypes seen = quickened_types(c, false);
     bool ints = seen == SiteTypes::kUnknown || seen == SiteTypes::kInts;
     bool floats = seen == SiteTypes::kUnknown || seen == SiteTypes::kFloats;
+    // Equality of two exact strs where the interpreter specialised the site
+    // for them (3.13's COMPARE_OP_STR, 3.11's COMPARE_OP_STR_JUMP).
+    bool strs = seen == SiteTypes::kOther && (op == Py_EQ || op == Py_NE) &&
+                site_profile(c.code(), c.current()).type == SeenType::kStr;
     auto float_compare = [&]() {
         a.movsd(x86::xmm0, x86::qword_ptr(x86::rdi, layout::kFloatValue));
         a.movsd(x86::xmm1, x86::qword_ptr(x86::rsi, layout::kFloatValue));
@@ -356,19 +360,26 @@ void emit_compare_op(Compiler &c, int op)
     } else if (floats) {
         guard_both(c, &PyFloat_Type, generic, generic);
         float_compare();
+    } else if (strs) {
+        guard_both(c, &PyUnicode_Type, generic, generic);
+        em.call<&slots::str_equal>(x86::rdi, x86::rsi);
+        a.test(x86::eax, x86::eax);
+        a.js(generic);   // (3.11: a string not ready yet)
+        if (op == Py_EQ) a.jnz(is_true); else a.jz(is_true);
+        a.jmp(is_false);
     } else {
         a.jmp(generic);
     }
 
-    // Both fast outcomes release the operands (ints and floats run no Python
-    // code when they die) and either push a bool or take the fused jump.
+    // Both fast outcomes release the operands (ints, floats and strs run no
+    // Python code when they die) and either push a bool or take the fused jump.
     auto release_operands = [&]() {
         c.release_inputs(2);
         c.grow(2);   // the model is restored for the other paths below
     };
     // The outcome goes to r15d (callee-saved: the releases may free), then
     // one copy of the releases serves both.
-    if (ints || floats) {
+    if (ints || floats || strs) {
         Label decided = a.newLabel();
         a.bind(is_false);           // the int comparison falls through to false
         a.xor_(x86::r15d, x86::r15d);

@@ -140,6 +140,15 @@ void pyj313_attr_site_facts(const _Py_CODEUNIT *site, Pyj313AttrSite *out)
         out->form = PYJ313_ATTR_SLOT;
         out->attr_offset = cache_u16(site, 3);
         break;
+    case STORE_ATTR_INSTANCE_VALUE:
+        out->form = PYJ313_ATTR_STORE_INSTANCE_VALUE;
+        out->attr_offset = (int32_t)(sizeof(PyObject) + offsetof(PyDictValues, values) +
+                                     sizeof(PyObject *) * cache_u16(site, 3));
+        break;
+    case STORE_ATTR_SLOT:
+        out->form = PYJ313_ATTR_STORE_SLOT;
+        out->attr_offset = cache_u16(site, 3);
+        break;
     case LOAD_ATTR_METHOD_NO_DICT:
         out->form = PYJ313_ATTR_METHOD_NO_DICT;
         out->descr = cache_obj(site, 5);
@@ -163,6 +172,7 @@ void pyj313_attr_site_facts(const _Py_CODEUNIT *site, Pyj313AttrSite *out)
 int32_t pyj313_inline_values_valid_offset(void) { return (int32_t)(sizeof(PyObject) + offsetof(PyDictValues, valid)); }
 int32_t pyj313_cached_keys_offset(void) { return (int32_t)offsetof(PyHeapTypeObject, ht_cached_keys); }
 int32_t pyj313_keys_version_offset(void) { return (int32_t)offsetof(PyDictKeysObject, dk_version); }
+int32_t pyj313_managed_dict_offset(void) { return (int32_t)MANAGED_DICT_OFFSET; }
 
 int pyj313_store_attr_site(PyObject **sp, const _Py_CODEUNIT *site)
 {

@@ -14,11 +14,11 @@ extern "C" {
 
 int pyj313_load_attr_site(PyObject **sp, PyObject *name, int method, const _Py_CODEUNIT *site);
 
-/* The forms of LOAD_ATTR machine code runs inline (py313/visit_calls.cpp),
+/* The forms of LOAD_ATTR and STORE_ATTR machine code runs inline (py313/visit_calls.cpp),
  * with what their guards and action need, read off the site at compile
  * time: the owner's type version (a type's version changes with the type,
  * so a baked one is a sound guard), then per form the byte offset of the
- * attribute in the owner (INSTANCE_VALUE, SLOT), the descriptor the site
+ * attribute in the owner (INSTANCE_VALUE, SLOT, the stores), the descriptor the site
  * found on the class (the METHOD forms: alive while the type's version
  * holds) and the class's shared keys version (METHOD_WITH_VALUES). */
 enum {
@@ -27,6 +27,8 @@ enum {
     PYJ313_ATTR_SLOT,
     PYJ313_ATTR_METHOD_NO_DICT,
     PYJ313_ATTR_METHOD_WITH_VALUES,
+    PYJ313_ATTR_STORE_INSTANCE_VALUE,   /* STORE_ATTR: an existing inline value replaced */
+    PYJ313_ATTR_STORE_SLOT,
 };
 typedef struct {
     int form;                 /* PYJ313_ATTR_* */
@@ -43,6 +45,8 @@ void pyj313_attr_site_facts(const _Py_CODEUNIT *site, Pyj313AttrSite *out);
 int32_t pyj313_inline_values_valid_offset(void);
 int32_t pyj313_cached_keys_offset(void);
 int32_t pyj313_keys_version_offset(void);
+/* The byte offset (negative) of an object's managed __dict__ pointer. */
+int32_t pyj313_managed_dict_offset(void);
 int pyj313_store_attr_site(PyObject **sp, const _Py_CODEUNIT *site);
 
 #ifdef __cplusplus

@@ -116,13 +116,62 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
     a.bind(done);
 }
 
+// STORE_ATTR: [value, owner]. The site's specialised form inline where it
+// replaces an instance's existing inline value (the instance has no
+// __dict__ of its own) or a slot, under the type version the site held when
+// compiling; a new inline value (its insertion order), a failed guard and
+// the other forms go to the helper that follows the site as it is then.
 void Compiler::visit_STORE_ATTR(const Instr &ins)
 {
     PyObject *name = name_at(code(), ins.oparg, ins);
-    set_prev_instr();
-    em().call<&rt313::store_attr_site>(Lea(em().stack(depth())), name, site_of(code(), ins));
+    Pyj313AttrSite site;
+    pyj313_attr_site_facts(site_of(code(), ins), &site);
+    auto generic = [&] {
+        set_prev_instr();
+        em().call<&rt313::store_attr_site>(Lea(em().stack(depth())), name, site_of(code(), ins));
+        drop(2);
+        jump_if_error_negative(x86::eax, depth());
+    };
+    if (site.form != PYJ313_ATTR_STORE_INSTANCE_VALUE && site.form != PYJ313_ATTR_STORE_SLOT) {
+        generic();
+        return;
+    }
+    auto &a = as();
+    Label slow = a.newLabel(), done = a.newLabel();
+    int depth = this->depth();
+    a.mov(x86::rdi, top(0));   // the owner
+    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kObjectType));
+    a.cmp(x86::dword_ptr(x86::rax, offsetof(PyTypeObject, tp_version_tag)), static_cast<int32_t>(site.type_version));
+    a.jne(slow);
+    if (site.form == PYJ313_ATTR_STORE_INSTANCE_VALUE) {
+        a.cmp(x86::qword_ptr(x86::rdi, pyj313_managed_dict_offset()), 0);
+        a.jne(slow);
+        a.cmp(x86::byte_ptr(x86::rdi, pyj313_inline_values_valid_offset()), 0);
+        a.je(slow);
+    }
+    a.mov(x86::r14, x86::qword_ptr(x86::rdi, site.attr_offset));   // the old value
+    if (site.form == PYJ313_ATTR_STORE_INSTANCE_VALUE) {
+        a.test(x86::r14, x86::r14);
+        a.jz(slow);
+    }
+    a.mov(x86::rsi, top(1));   // the attribute takes the stack's reference to the value
+    a.mov(x86::qword_ptr(x86::rdi, site.attr_offset), x86::rsi);
+    a.mov(x86::r15, x86::rdi);
+    set_prev_instr();          // the old value's and the owner's __del__ may run
+    Label no_old = a.newLabel();
+    a.test(x86::r14, x86::r14);
+    a.jz(no_old);
+    em().decref(x86::r14);
+    a.bind(no_old);
+    em().decref(x86::r15);
     drop(2);
-    jump_if_error_negative(x86::eax, depth());
+    em().out_of_line([&] {
+        a.bind(slow);
+        depth_ = depth;
+        generic();
+        a.jmp(done);
+    });
+    a.bind(done);
 }
 
 // [global super, class, self] -> [attr] or, for a method, [attr, NULL].

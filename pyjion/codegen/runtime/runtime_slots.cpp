@@ -4,6 +4,8 @@
 #include "front/opcodes.h"
 #include "runtime/runtime.h"
 
+#include <cstring>
+
 namespace pyjion {
 namespace slots {
 
@@ -114,6 +116,18 @@ PyObject *compare_consume(PyObject **sp, int op)
     return result;
 }
 }  // namespace
+
+int str_equal(PyObject *a, PyObject *b)
+{
+    if (a == b) return 1;
+#if PY_VERSION_HEX < 0x030C0000
+    if (!PyUnicode_IS_READY(a) || !PyUnicode_IS_READY(b)) return -1;
+#endif
+    Py_ssize_t n = PyUnicode_GET_LENGTH(a);
+    int kind = PyUnicode_KIND(a);
+    if (n != PyUnicode_GET_LENGTH(b) || kind != static_cast<int>(PyUnicode_KIND(b))) return 0;
+    return memcmp(PyUnicode_DATA(a), PyUnicode_DATA(b), static_cast<size_t>(n) * kind) == 0;
+}
 
 int compare(PyObject **sp, PyThreadState *ts, int op) { return finish(sp, compare_consume(sp, op), ts); }
 

@@ -28,6 +28,10 @@ int get_item(PyObject **sp, PyThreadState *ts);
 
 // COMPARE_OP not followed by a conditional jump: the comparison's result.
 int compare(PyObject **sp, PyThreadState *ts, int op);
+// Whether two exact strs are equal (1) or not (0), as str's == decides;
+// -1 where it cannot tell without work that may fail (3.11: a string whose
+// canonical form is not made yet). Releases nothing.
+int str_equal(PyObject *a, PyObject *b);
 
 // COMPARE_OP fused with the POP_JUMP_IF that follows: the truth of the
 // comparison, 1 or 0, or -1 on error (the result is consumed, no slot written).
