@@ -1297,3 +1297,77 @@ def fresh():
         log.note(sorted(events))
 
     run_both(src, driver, compiled=["set_x"])
+
+
+def test_property_sites_call_the_getter():
+    """A load site specialised for a property with a Python getter
+    (LOAD_ATTR_PROPERTY, warmed up at threshold 2) calls the getter as a
+    Python call; a getter that raises, a property replaced on the class and
+    another type there go as on stock CPython."""
+    src = """
+class Temp:
+    def __init__(self, c):
+        self.c = c
+    @property
+    def f(self):
+        if self.c is None:
+            raise ValueError("no reading")
+        return self.c * 9 / 5 + 32
+
+class Other:
+    f = "plain"
+
+def get_f(o):
+    return o.f
+"""
+
+    def driver(ns, log):
+        Temp, Other = ns["Temp"], ns["Other"]
+        t = Temp(100)
+        log("get_f", t)
+        log("get_f", Temp(None))
+        log("get_f", Other())
+        Temp.f = property(lambda self: "replaced")
+        log("get_f", t)
+        del Temp.f
+        log("get_f", t)          # AttributeError
+
+    run_both(src, driver, compiled=["get_f"])
+
+
+def test_class_construction_sites_run_init():
+    """A call site specialised for a class with a Python __init__
+    (CALL_ALLOC_AND_ENTER_INIT, warmed up at threshold 2) makes the instance
+    and runs __init__; __init__ raising or returning a value, a wrong number
+    of arguments, a class changed after the compile and another callable go
+    as on stock CPython."""
+    src = """
+class Point:
+    def __init__(self, x, y):
+        if x is None:
+            raise ValueError("no x")
+        self.x = x
+        self.y = y
+        if y == "ret":
+            return 5
+
+class Other:
+    def __init__(self, x, y):
+        self.s = x + y
+
+def make(cls, x, y):
+    p = cls(x, y)
+    return type(p).__name__, vars(p)
+"""
+
+    def driver(ns, log):
+        Point, Other = ns["Point"], ns["Other"]
+        log("make", Point, 1, 2)
+        log("make", Point, None, 2)
+        log("make", Point, 1, "ret")
+        log("make", Other, 1, 2)
+        log("make", len, [1], 2)
+        Point.__init__ = lambda self, x, y: setattr(self, "z", x)
+        log("make", Point, 3, 4)
+
+    run_both(src, driver, compiled=["make"])

@@ -149,6 +149,11 @@ void pyj313_attr_site_facts(const _Py_CODEUNIT *site, Pyj313AttrSite *out)
         out->form = PYJ313_ATTR_STORE_SLOT;
         out->attr_offset = cache_u16(site, 3);
         break;
+    case LOAD_ATTR_PROPERTY:
+        out->form = PYJ313_ATTR_PROPERTY;
+        out->descr = cache_obj(site, 5);
+        if (out->descr == NULL || !PyFunction_Check(out->descr)) out->form = PYJ313_ATTR_NONE;
+        break;
     case LOAD_ATTR_METHOD_NO_DICT:
         out->form = PYJ313_ATTR_METHOD_NO_DICT;
         out->descr = cache_obj(site, 5);
@@ -173,6 +178,11 @@ int32_t pyj313_inline_values_valid_offset(void) { return (int32_t)(sizeof(PyObje
 int32_t pyj313_cached_keys_offset(void) { return (int32_t)offsetof(PyHeapTypeObject, ht_cached_keys); }
 int32_t pyj313_keys_version_offset(void) { return (int32_t)offsetof(PyDictKeysObject, dk_version); }
 int32_t pyj313_managed_dict_offset(void) { return (int32_t)MANAGED_DICT_OFFSET; }
+
+uint32_t pyj313_alloc_init_version(const _Py_CODEUNIT *site)
+{
+    return site->op.code == CALL_ALLOC_AND_ENTER_INIT ? cache_u32(site, 1) : 0;
+}
 
 int pyj313_store_attr_site(PyObject **sp, const _Py_CODEUNIT *site)
 {

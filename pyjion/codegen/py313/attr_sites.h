@@ -29,6 +29,7 @@ enum {
     PYJ313_ATTR_METHOD_WITH_VALUES,
     PYJ313_ATTR_STORE_INSTANCE_VALUE,   /* STORE_ATTR: an existing inline value replaced */
     PYJ313_ATTR_STORE_SLOT,
+    PYJ313_ATTR_PROPERTY,               /* descr: the getter, a Python function */
 };
 typedef struct {
     int form;                 /* PYJ313_ATTR_* */
@@ -47,6 +48,10 @@ int32_t pyj313_cached_keys_offset(void);
 int32_t pyj313_keys_version_offset(void);
 /* The byte offset (negative) of an object's managed __dict__ pointer. */
 int32_t pyj313_managed_dict_offset(void);
+
+/* The class version a CALL site specialised as CALL_ALLOC_AND_ENTER_INIT
+ * holds (0: the site is not in that form). */
+uint32_t pyj313_alloc_init_version(const _Py_CODEUNIT *site);
 int pyj313_store_attr_site(PyObject **sp, const _Py_CODEUNIT *site);
 
 #ifdef __cplusplus

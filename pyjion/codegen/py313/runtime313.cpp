@@ -169,6 +169,60 @@ PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
     return res;
 }
 
+int load_property(PyObject **sp, PyObject *fget)
+{
+    // (a property's fget cannot be replaced: while the type's version holds,
+    // this is its getter)
+    PyObject *owner = sp[-1];
+    vectorcallfunc vc = reinterpret_cast<PyFunctionObject *>(fget)->vectorcall;
+    PyObject *res = direct::call_stealing(PyThreadState_Get(), Py_NewRef(fget), &owner, 1, nullptr,
+                                          vc != direct::vectorcall, nullptr);
+    sp[-1] = res;
+    return res == nullptr ? -1 : 0;
+}
+
+PyObject *call_alloc_init(PyObject **base, int oparg, uint32_t type_version)
+{
+    PyObject *callable = base[0];
+    if (base[1] != nullptr || !PyType_Check(callable) ||
+        reinterpret_cast<PyTypeObject *>(callable)->tp_version_tag != type_version) {
+        return call(base, oparg, nullptr);
+    }
+    auto *tp = reinterpret_cast<PyTypeObject *>(callable);
+    PyObject *init = reinterpret_cast<PyHeapTypeObject *>(tp)->_spec_cache.init;
+    if (init == nullptr || !PyFunction_Check(init) ||
+        reinterpret_cast<PyCodeObject *>(reinterpret_cast<PyFunctionObject *>(init)->func_code)->co_argcount !=
+            oparg + 1) {
+        return call(base, oparg, nullptr);
+    }
+    // object.__new__'s part (the site specialised only where that is the
+    // class's __new__), then __init__ with the instance as self in the NULL's
+    // slot: the frame takes the new references to self and the arguments.
+    PyObject *self = tp->tp_alloc(tp, 0);
+    if (self == nullptr) {
+        for (int i = 0; i < oparg; i++) Py_DECREF(base[2 + i]);
+        Py_DECREF(callable);
+        return nullptr;
+    }
+    base[1] = Py_NewRef(self);
+    vectorcallfunc vc = reinterpret_cast<PyFunctionObject *>(init)->vectorcall;
+    PyObject *res = direct::call_stealing(PyThreadState_Get(), Py_NewRef(init), base + 1, oparg + 1, nullptr,
+                                          vc != direct::vectorcall, nullptr);
+    Py_DECREF(callable);
+    if (res == nullptr) {
+        Py_DECREF(self);
+        return nullptr;
+    }
+    if (res != Py_None) {
+        PyErr_Format(PyExc_TypeError, "__init__() should return None, not '%.200s'", Py_TYPE(res)->tp_name);
+        Py_DECREF(res);
+        Py_DECREF(self);
+        return nullptr;
+    }
+    Py_DECREF(res);
+    return self;
+}
+
 PyObject *call_function_ex(PyObject **base, int has_kwargs)
 {
     PyObject *func = base[0], *callargs = base[2];

@@ -37,6 +37,19 @@ int store_attr_site(PyObject **sp, PyObject *name, const _Py_CODEUNIT *site);
 // Everything consumed; the result or NULL.
 PyObject *call(PyObject **base, int oparg, PyObject *kwnames);
 
+// LOAD_ATTR where the interpreter specialised the site as a property whose
+// getter is the Python function `fget` (LOAD_ATTR_PROPERTY), the owner's type
+// version checked by machine code: [owner] -> [fget(owner)], the getter
+// called as a Python call (compiled or interpreted), the owner consumed.
+// 0, or -1 with the owner released.
+int load_property(PyObject **sp, PyObject *fget);
+
+// CALL where the interpreter specialised the site as CALL_ALLOC_AND_ENTER_INIT
+// for a class of version `type_version`: the instance allocated and its
+// Python __init__ called as a Python call, as the interpreter does, where
+// the callable is still that class (with NULL above it); call() otherwise.
+PyObject *call_alloc_init(PyObject **base, int oparg, uint32_t type_version);
+
 // CALL_FUNCTION_EX: base = [func, NULL, callargs(, kwargs)]; consumed.
 PyObject *call_function_ex(PyObject **base, int has_kwargs);
 

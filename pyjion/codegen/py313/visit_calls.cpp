@@ -60,7 +60,9 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
     Pyj313AttrSite site;
     pyj313_attr_site_facts(site_of(code(), ins), &site);
     bool is_method_form = site.form == PYJ313_ATTR_METHOD_NO_DICT || site.form == PYJ313_ATTR_METHOD_WITH_VALUES;
-    if (site.form == PYJ313_ATTR_NONE || is_method_form != (method != 0)) {
+    bool loads = site.form != PYJ313_ATTR_NONE && site.form != PYJ313_ATTR_STORE_INSTANCE_VALUE &&
+                 site.form != PYJ313_ATTR_STORE_SLOT;
+    if (!loads || is_method_form != (method != 0)) {
         set_prev_instr();
         em().call<&rt313::load_attr_site>(Lea(em().stack(depth())), name, method, site_of(code(), ins));
         drop(1);   // the owner's slot now holds the attribute (and the next one self or NULL)
@@ -79,7 +81,14 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
         a.cmp(x86::byte_ptr(x86::rdi, pyj313_inline_values_valid_offset()), 0);
         a.je(slow);
     }
-    if (is_method_form) {
+    if (site.form == PYJ313_ATTR_PROPERTY) {
+        // the getter called with the owner, as a Python call
+        set_prev_instr();
+        em().call<&rt313::load_property>(Lea(em().stack(depth)), site.descr);
+        drop(1);
+        jump_if_error_negative(x86::eax, this->depth());
+        grow(1);
+    } else if (is_method_form) {
         if (site.form == PYJ313_ATTR_METHOD_WITH_VALUES) {
             a.mov(x86::rdx, x86::qword_ptr(x86::rax, pyj313_cached_keys_offset()));
             a.cmp(x86::dword_ptr(x86::rdx, pyj313_keys_version_offset()), static_cast<int32_t>(site.keys_version));
@@ -192,7 +201,12 @@ void Compiler::visit_CALL(const Instr &ins)
     int base = depth() - ins.oparg - 2;
     if (base < 0) unsupported(ins);
     set_prev_instr();
-    em().call<&rt313::call>(Lea(em().stack(base)), ins.oparg, nullptr);
+    if (uint32_t version = pyj313_alloc_init_version(site_of(code(), ins))) {
+        // a class with a Python __init__ (CALL_ALLOC_AND_ENTER_INIT)
+        em().call<&rt313::call_alloc_init>(Lea(em().stack(base)), ins.oparg, version);
+    } else {
+        em().call<&rt313::call>(Lea(em().stack(base)), ins.oparg, nullptr);
+    }
     push_result(*this, ins.oparg + 2);
     eval_breaker_check();
 }
