@@ -140,3 +140,87 @@ def test_class_construction_site_runs_init():
     facts = run_both(CONSTRUCT)
     assert "CALL_ALLOC_AND_ENTER_INIT" in facts["forms"], facts
     assert facts["states"] == ["compiled", "compiled"]
+
+
+ATTRIBUTES = r'''
+import types
+mod = types.ModuleType("mod")
+mod.value = 1
+mod.other = 2
+
+class Cls:
+    LIMIT = 10
+    def __init__(self):
+        self.x = 1
+
+class Slotted:
+    __slots__ = ("a",)
+    LIMIT = 20
+
+def read_module(m):
+    if SAMPLE:
+        _sample_now()
+    return m.value
+
+def read_class(c):
+    if SAMPLE:
+        _sample_now()
+    return c.LIMIT
+
+def read_through_instance(o):
+    if SAMPLE:
+        _sample_now()
+    return o.LIMIT
+
+def read_slotted(o):
+    if SAMPLE:
+        _sample_now()
+    return o.LIMIT
+
+mod.helper = lambda k: k * 2
+
+def call_module(m):
+    if SAMPLE:
+        _sample_now()
+    return m.helper(3)
+
+seen = compile_now(read_module, mod) + compile_now(read_class, Cls) + compile_now(call_module, mod)
+seen += compile_now(read_through_instance, Cls()) + compile_now(read_slotted, Slotted())
+print(outcome(read_module, mod))
+mod.value = 5                         # the same key: the keys version holds
+print(outcome(read_module, mod))
+mod.new_key = 3                       # a new key: another keys version
+print(outcome(read_module, mod))
+other = types.ModuleType("other")
+print(outcome(read_module, other))    # AttributeError
+del mod.value
+print(outcome(read_module, mod))      # AttributeError
+print(outcome(read_module, Cls))      # not a module
+print(outcome(read_class, Cls))
+Cls.LIMIT = 11
+print(outcome(read_class, Cls), outcome(read_class, Slotted), outcome(read_class, 5))
+o = Cls()
+print(outcome(read_through_instance, o))
+o.LIMIT = "own"                        # the instance's own attribute shadows the class's
+print(outcome(read_through_instance, o), outcome(read_through_instance, Cls()))
+print(outcome(read_slotted, Slotted()))
+print(outcome(call_module, mod))
+mod.helper = len
+print(outcome(call_module, mod), outcome(call_module, Cls))
+Slotted.LIMIT = 21
+print(outcome(read_slotted, Slotted()), outcome(read_slotted, Cls()))
+if JIT:
+    json.dump({"forms": seen, "states": [pyjion.info(f).state for f in
+                                         (read_module, read_class, read_through_instance, read_slotted,
+                                          call_module)]},
+              sys.stderr)
+'''
+
+
+@needs_313
+def test_module_class_and_class_attribute_sites():
+    facts = run_both(ATTRIBUTES)
+    for form in ("LOAD_ATTR_MODULE", "LOAD_ATTR_CLASS", "LOAD_ATTR_NONDESCRIPTOR_WITH_VALUES",
+                 "LOAD_ATTR_NONDESCRIPTOR_NO_DICT"):
+        assert form in facts["forms"], (form, facts)
+    assert facts["states"] == ["compiled"] * 5

@@ -154,6 +154,25 @@ void pyj313_attr_site_facts(const _Py_CODEUNIT *site, Pyj313AttrSite *out)
         out->descr = cache_obj(site, 5);
         if (out->descr == NULL || !PyFunction_Check(out->descr)) out->form = PYJ313_ATTR_NONE;
         break;
+    case LOAD_ATTR_NONDESCRIPTOR_NO_DICT:
+        out->form = PYJ313_ATTR_NONDESCRIPTOR_NO_DICT;
+        out->descr = cache_obj(site, 5);
+        break;
+    case LOAD_ATTR_NONDESCRIPTOR_WITH_VALUES:
+        out->form = PYJ313_ATTR_NONDESCRIPTOR_WITH_VALUES;
+        out->descr = cache_obj(site, 5);
+        out->keys_version = cache_u32(site, 3);
+        break;
+    case LOAD_ATTR_CLASS:
+        out->form = PYJ313_ATTR_CLASS;
+        out->descr = cache_obj(site, 5);
+        break;
+    case LOAD_ATTR_MODULE:
+        out->form = PYJ313_ATTR_MODULE;
+        out->attr_offset = (int32_t)(offsetof(PyDictKeysObject, dk_indices) +
+                                     sizeof(PyDictUnicodeEntry) * cache_u16(site, 3) +
+                                     offsetof(PyDictUnicodeEntry, me_value));
+        break;
     case LOAD_ATTR_METHOD_NO_DICT:
         out->form = PYJ313_ATTR_METHOD_NO_DICT;
         out->descr = cache_obj(site, 5);
@@ -166,7 +185,9 @@ void pyj313_attr_site_facts(const _Py_CODEUNIT *site, Pyj313AttrSite *out)
     default:
         return;
     }
-    if ((out->form == PYJ313_ATTR_METHOD_NO_DICT || out->form == PYJ313_ATTR_METHOD_WITH_VALUES) &&
+    if ((out->form == PYJ313_ATTR_METHOD_NO_DICT || out->form == PYJ313_ATTR_METHOD_WITH_VALUES ||
+         out->form == PYJ313_ATTR_NONDESCRIPTOR_NO_DICT || out->form == PYJ313_ATTR_NONDESCRIPTOR_WITH_VALUES ||
+         out->form == PYJ313_ATTR_CLASS) &&
         out->descr == NULL) {
         out->form = PYJ313_ATTR_NONE;
         return;
@@ -178,6 +199,9 @@ int32_t pyj313_inline_values_valid_offset(void) { return (int32_t)(sizeof(PyObje
 int32_t pyj313_cached_keys_offset(void) { return (int32_t)offsetof(PyHeapTypeObject, ht_cached_keys); }
 int32_t pyj313_keys_version_offset(void) { return (int32_t)offsetof(PyDictKeysObject, dk_version); }
 int32_t pyj313_managed_dict_offset(void) { return (int32_t)MANAGED_DICT_OFFSET; }
+
+int32_t pyj313_module_dict_offset(void) { return (int32_t)offsetof(PyModuleObject, md_dict); }
+int32_t pyj313_keys_log2_index_bytes_offset(void) { return (int32_t)offsetof(PyDictKeysObject, dk_log2_index_bytes); }
 
 uint32_t pyj313_alloc_init_version(const _Py_CODEUNIT *site)
 {

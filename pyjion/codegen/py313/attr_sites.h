@@ -30,6 +30,11 @@ enum {
     PYJ313_ATTR_STORE_INSTANCE_VALUE,   /* STORE_ATTR: an existing inline value replaced */
     PYJ313_ATTR_STORE_SLOT,
     PYJ313_ATTR_PROPERTY,               /* descr: the getter, a Python function */
+    PYJ313_ATTR_NONDESCRIPTOR_NO_DICT,  /* descr: the class attribute */
+    PYJ313_ATTR_NONDESCRIPTOR_WITH_VALUES,
+    PYJ313_ATTR_CLASS,                  /* type_version: the owner's own (a class); descr */
+    PYJ313_ATTR_MODULE,                 /* type_version: the module dict's keys version;
+                                         * attr_offset: the value's, from the keys' index table */
 };
 typedef struct {
     int form;                 /* PYJ313_ATTR_* */
@@ -48,6 +53,11 @@ int32_t pyj313_cached_keys_offset(void);
 int32_t pyj313_keys_version_offset(void);
 /* The byte offset (negative) of an object's managed __dict__ pointer. */
 int32_t pyj313_managed_dict_offset(void);
+
+/* A module's dict (PyModuleObject.md_dict) and a keys object's
+ * dk_log2_index_bytes. */
+int32_t pyj313_module_dict_offset(void);
+int32_t pyj313_keys_log2_index_bytes_offset(void);
 
 /* The class version a CALL site specialised as CALL_ALLOC_AND_ENTER_INIT
  * holds (0: the site is not in that form). */

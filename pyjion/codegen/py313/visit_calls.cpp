@@ -49,20 +49,23 @@ const _Py_CODEUNIT *site_of(PyCodeObject *code, const Instr &ins)
 }  // namespace
 
 // LOAD_ATTR: the site's specialised form inline where it is one of the
-// common four (an instance's inline value or slot, a method found on the
-// class without or with inline values), its guards and constants taken from
-// the site when compiling (py313/attr_sites.h); a failed guard, and every
-// other form, go to the helper that follows the site as it is then.
+// common ones (an instance's inline value or slot, a method or another
+// class attribute found on the type, an attribute of a class or of a
+// module, a property's getter), its guards and constants taken from the
+// site when compiling (py313/attr_sites.h); a failed guard, and every other
+// form, go to the helper that follows the site as it is then.
 void Compiler::visit_LOAD_ATTR(const Instr &ins)
 {
     PyObject *name = name_at(code(), ins.oparg >> 1, ins);
     int method = ins.oparg & 1;
     Pyj313AttrSite site;
     pyj313_attr_site_facts(site_of(code(), ins), &site);
-    bool is_method_form = site.form == PYJ313_ATTR_METHOD_NO_DICT || site.form == PYJ313_ATTR_METHOD_WITH_VALUES;
-    bool loads = site.form != PYJ313_ATTR_NONE && site.form != PYJ313_ATTR_STORE_INSTANCE_VALUE &&
-                 site.form != PYJ313_ATTR_STORE_SLOT;
-    if (!loads || is_method_form != (method != 0)) {
+    const int form = site.form;
+    bool is_method_form = form == PYJ313_ATTR_METHOD_NO_DICT || form == PYJ313_ATTR_METHOD_WITH_VALUES;
+    bool plain_only = form == PYJ313_ATTR_PROPERTY || form == PYJ313_ATTR_NONDESCRIPTOR_NO_DICT ||
+                      form == PYJ313_ATTR_NONDESCRIPTOR_WITH_VALUES;
+    bool loads = form != PYJ313_ATTR_NONE && form != PYJ313_ATTR_STORE_INSTANCE_VALUE && form != PYJ313_ATTR_STORE_SLOT;
+    if (!loads || (is_method_form && !method) || (plain_only && method)) {
         set_prev_instr();
         em().call<&rt313::load_attr_site>(Lea(em().stack(depth())), name, method, site_of(code(), ins));
         drop(1);   // the owner's slot now holds the attribute (and the next one self or NULL)
@@ -75,13 +78,37 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
     int depth = this->depth();
     a.mov(x86::rdi, top(0));   // the owner
     a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kObjectType));
-    a.cmp(x86::dword_ptr(x86::rax, offsetof(PyTypeObject, tp_version_tag)), static_cast<int32_t>(site.type_version));
-    a.jne(slow);
-    if (site.form == PYJ313_ATTR_INSTANCE_VALUE || site.form == PYJ313_ATTR_METHOD_WITH_VALUES) {
+    // The guards: rax is the owner's type after them.
+    if (form == PYJ313_ATTR_MODULE) {
+        em().load_address(x86::rcx, &PyModule_Type);
+        a.cmp(x86::rax, x86::rcx);
+        a.jne(slow);
+        a.mov(x86::rdx, x86::qword_ptr(x86::rdi, pyj313_module_dict_offset()));
+        a.mov(x86::rdx, x86::qword_ptr(x86::rdx, offsetof(PyDictObject, ma_keys)));
+        a.cmp(x86::dword_ptr(x86::rdx, pyj313_keys_version_offset()), static_cast<int32_t>(site.type_version));
+        a.jne(slow);
+    } else if (form == PYJ313_ATTR_CLASS) {
+        a.test(x86::dword_ptr(x86::rax, offsetof(PyTypeObject, tp_flags)), static_cast<int32_t>(Py_TPFLAGS_TYPE_SUBCLASS));
+        a.jz(slow);
+        a.cmp(x86::dword_ptr(x86::rdi, offsetof(PyTypeObject, tp_version_tag)), static_cast<int32_t>(site.type_version));
+        a.jne(slow);
+    } else {
+        a.cmp(x86::dword_ptr(x86::rax, offsetof(PyTypeObject, tp_version_tag)),
+              static_cast<int32_t>(site.type_version));
+        a.jne(slow);
+    }
+    if (form == PYJ313_ATTR_INSTANCE_VALUE || form == PYJ313_ATTR_METHOD_WITH_VALUES ||
+        form == PYJ313_ATTR_NONDESCRIPTOR_WITH_VALUES) {
         a.cmp(x86::byte_ptr(x86::rdi, pyj313_inline_values_valid_offset()), 0);
         a.je(slow);
     }
-    if (site.form == PYJ313_ATTR_PROPERTY) {
+    if (form == PYJ313_ATTR_METHOD_WITH_VALUES || form == PYJ313_ATTR_NONDESCRIPTOR_WITH_VALUES) {
+        a.mov(x86::rdx, x86::qword_ptr(x86::rax, pyj313_cached_keys_offset()));
+        a.cmp(x86::dword_ptr(x86::rdx, pyj313_keys_version_offset()), static_cast<int32_t>(site.keys_version));
+        a.jne(slow);
+    }
+    // The action.
+    if (form == PYJ313_ATTR_PROPERTY) {
         // the getter called with the owner, as a Python call
         set_prev_instr();
         em().call<&rt313::load_property>(Lea(em().stack(depth)), site.descr);
@@ -89,18 +116,25 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
         jump_if_error_negative(x86::eax, this->depth());
         grow(1);
     } else if (is_method_form) {
-        if (site.form == PYJ313_ATTR_METHOD_WITH_VALUES) {
-            a.mov(x86::rdx, x86::qword_ptr(x86::rax, pyj313_cached_keys_offset()));
-            a.cmp(x86::dword_ptr(x86::rdx, pyj313_keys_version_offset()), static_cast<int32_t>(site.keys_version));
-            a.jne(slow);
-        }
         // [descr, owner]: the owner's reference becomes self's
         em().load_address(x86::rax, site.descr);
         em().incref(x86::rax);
         a.mov(top(0), x86::rax);
         push(x86::rdi);
     } else {
-        a.mov(x86::rax, x86::qword_ptr(x86::rdi, site.attr_offset));
+        if (form == PYJ313_ATTR_INSTANCE_VALUE || form == PYJ313_ATTR_SLOT) {
+            a.mov(x86::rax, x86::qword_ptr(x86::rdi, site.attr_offset));
+        } else if (form == PYJ313_ATTR_MODULE) {
+            // the keys' unicode entries follow their index table of
+            // 1 << dk_log2_index_bytes bytes (DK_UNICODE_ENTRIES)
+            a.movzx(x86::ecx, x86::byte_ptr(x86::rdx, pyj313_keys_log2_index_bytes_offset()));
+            a.mov(x86::eax, 1);
+            a.shl(x86::rax, x86::cl);
+            a.add(x86::rax, x86::rdx);
+            a.mov(x86::rax, x86::qword_ptr(x86::rax, site.attr_offset));
+        } else {
+            em().load_address(x86::rax, site.descr);   // found on the type (or the class itself)
+        }
         a.test(x86::rax, x86::rax);
         a.jz(slow);
         em().incref(x86::rax);
