@@ -62,6 +62,7 @@ void Compiler::compile()
     emit_prologue();
     if (tier_) tier_->emit_entry_checks();
     const Instr *from = nullptr;   // the instruction that falls through to the next one, if any
+    TracingState traced(*this);
     for (size_t k = 0; k < instrs.size(); k++) {
         const Instr &ins = instrs[k];
         if (tier_ && from != nullptr) tier_->fall_into(static_cast<int>(k));
@@ -69,10 +70,14 @@ void Compiler::compile()
         boundaries_.push_back(BoundaryMark{ins.offset(), ins.opcode, ins.oparg, labels_[k]});
         if (a.logger() != nullptr) comment_boundary(ins);
         establish_boundary(k, from);
+        bool checked = traced.arrive(k, from != nullptr);
         from = nullptr;
         if (ins.depth < 0) continue;   // unreachable: nothing to emit
         cur_ = &ins;
-        if (needs_tracing_check(k)) emit_tracing_check(ins);
+        if (!checked && needs_tracing_check(k)) {
+            emit_tracing_check(ins);
+            checked = true;
+        }
         fused_next_ = false;
         em_.begin_instr(ins.opcode);
         if (tier_ && tier_->emit(static_cast<int>(k))) {
@@ -83,6 +88,7 @@ void Compiler::compile()
         }
         em_.end_instr();
         const Instr *last = &ins;
+        checked = checked && !may_start_tracing(ins.opcode);
         if (fused_next_) {
             // The visitor also implemented the next instruction (e.g. COMPARE_OP + POP_JUMP).
             last = &instrs[++k];
@@ -90,7 +96,9 @@ void Compiler::compile()
             a.bind(labels_[k]);
             boundaries_.push_back(BoundaryMark{last->offset(), last->opcode, last->oparg, labels_[k]});
             if (a.logger() != nullptr) comment_boundary(*last);
+            checked = checked && !may_start_tracing(last->opcode);
         }
+        traced.leave(*last, checked || checks_tracing_last(ins.opcode));
         if (!ends_block(last->opcode)) {
             from = last;
             int expected = last->depth + stack_effect(last->opcode, last->oparg, false);
@@ -184,6 +192,62 @@ bool Compiler::needs_tracing_check(size_t k) const
     return prev == CALL || prev == CALL_FUNCTION_EX || bytecode_.starts_line(ins.index);
 }
 
+// Whether tracing may have been switched on since machine code last
+// checked, followed along the code as it is emitted (in order): where no
+// Python code can have run since a check on every path that reaches an
+// instruction, a check there would find what the last one found, and
+// needs_tracing_check's is left out. A forward jump tells its target at the
+// jump; the first instruction, exception handlers, loop headers (backward
+// jumps and OSR enter there) and, in code entered anywhere
+// (CompileOptions::resume_anywhere), every instruction start unknown.
+Compiler::TracingState::TracingState(const Compiler &c) : c_(c)
+{
+    const auto &instrs = c.bytecode_.instrs();
+    size_t n = instrs.size();
+    jumped_clean_.assign(n, 1);
+    jumped_in_.assign(n, 0);
+    entered_.assign(n, c.options_.resume_anywhere ? 1 : 0);
+    if (n > 0) entered_[0] = 1;
+    for (const ExceptionEntry &e : c.bytecode_.exceptions().entries()) {
+        int h = c.bytecode_.instr_at(e.handler);
+        if (h >= 0) entered_[h] = 1;
+    }
+    for (const Instr &ins : instrs) {
+        int t = c.bytecode_.instr_at(ins.target);
+        if (ins.target >= 0 && t >= 0 && ins.target <= ins.start) entered_[t] = 1;
+    }
+}
+
+bool Compiler::TracingState::arrive(size_t k, bool falls_in)
+{
+    if (entered_[k] || !(falls_in || jumped_in_[k])) return false;
+    return jumped_clean_[k] && (!falls_in || fell_clean_);
+}
+
+void Compiler::TracingState::leave(const Instr &last, bool clean)
+{
+    fell_clean_ = clean;
+    if (last.target >= 0 && opcode_jump_kind(last.opcode) != NO_JUMP && last.target > last.start) {
+        int t = c_.bytecode_.instr_at(last.target);
+        if (t >= 0) {
+            jumped_in_[t] = 1;
+            jumped_clean_[t] &= clean ? 1 : 0;
+        }
+    }
+}
+
+// An instruction whose own code checks for tracing last, after anything it
+// runs (3.13's RESUME: visit_RESUME).
+bool Compiler::checks_tracing_last(int opcode)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+    return opcode == RESUME;
+#else
+    (void)opcode;
+    return false;
+#endif
+}
+
 // Instructions that never run Python code (so cannot turn tracing on), apart
 // from a deallocation's __del__.
 bool Compiler::may_start_tracing(int opcode)
@@ -197,6 +261,7 @@ bool Compiler::may_start_tracing(int opcode)
     case STORE_FAST_STORE_FAST: case LOAD_FAST_CHECK: case LOAD_FAST_AND_CLEAR: case END_FOR: case RETURN_CONST:
     case RESUME:   // its tracing check comes last (visit_RESUME)
     case TO_BOOL:  // checks on its slow path (py313/visit_misc.cpp)
+    case POP_JUMP_IF_FALSE: case POP_JUMP_IF_TRUE:   // the same (pop_jump_if_bool)
 #else
     case POP_JUMP_FORWARD_IF_NONE: case POP_JUMP_FORWARD_IF_NOT_NONE: case POP_JUMP_BACKWARD_IF_NONE:
     case POP_JUMP_BACKWARD_IF_NOT_NONE: case KW_NAMES: case PRECALL:
@@ -827,8 +892,21 @@ void Compiler::pop_jump_if_bool(const Instr &ins, bool jump_when_true)
         em_.call<&slots::truth_consume>(x86::rdi);
         a.test(x86::eax, x86::eax);
         a.js(error_exit(depth()));
+#if PY_VERSION_HEX >= 0x030D0000
+        // A __bool__ or __len__ that ran may have switched tracing on: the
+        // interpreter takes the frame where the jump goes on (so no check is
+        // due after the jump's fast paths: may_start_tracing).
+        Label taken = a.newLabel();
+        if (jump_when_true) a.jnz(taken); else a.jz(taken);
+        emit_tracing_check_at(ins.next, depth());
+        a.jmp(skip);
+        a.bind(taken);
+        emit_tracing_check_at(ins.target, depth());
+        a.jmp(take);
+#else
         if (jump_when_true) a.jnz(take); else a.jz(take);
         a.jmp(skip);
+#endif
     });
 
     a.bind(take);

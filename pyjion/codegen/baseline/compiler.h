@@ -108,6 +108,24 @@ private:
     void emit_epilogue();
     void emit_resume_dispatch();
     static bool may_start_tracing(int opcode);
+    static bool checks_tracing_last(int opcode);
+    // Whether a tracing check is due at an instruction (see compiler.cpp).
+    class TracingState {
+    public:
+        explicit TracingState(const Compiler &c);
+        // Arriving at instruction k (by fallthrough, and/or by the forward
+        // jumps seen so far): true if no Python code can have run since the
+        // last check on any way in.
+        bool arrive(size_t k, bool falls_in);
+        // Leaving `last` (clean: checked, and nothing since that can switch
+        // tracing on), by fallthrough and by its jump.
+        void leave(const Instr &last, bool clean);
+
+    private:
+        const Compiler &c_;
+        std::vector<char> jumped_clean_, jumped_in_, entered_;
+        bool fell_clean_ = false;
+    };
     bool needs_tracing_check(size_t k) const;
     void emit_tracing_check(const Instr &ins);
     void comment_boundary(const Instr &ins);
