@@ -847,3 +847,22 @@ def test_a_local_stored_while_a_copy_of_it_is_on_the_stack():
     outcomes, info = tier_differential(REBOUND_FLOATS, [(1.5, 2.5, 3)] * 30,
                                        [(1.5, 2.5, 40), (-0.0, float("nan"), 3), (1e300, -1e300, 5)], exits={})
     assert [o[0] for o in outcomes] == ["return"] * 3
+
+
+SHARED_BOX = """
+def f(n):
+    t = 2 ** 40
+    pair = None
+    for i in range(n):
+        t += i
+        pair = (t, t)   # a generic instruction: t's two stack copies are boxed
+    return pair[0] is pair[1], pair[0] == t, pair
+"""
+
+
+def test_copies_of_an_unboxed_local_share_its_box():
+    """A generic instruction that needs an unboxed local twice on the stack
+    (and in the frame) gets one object for all three, as the interpreter
+    has: identity holds, and one int is made where one was."""
+    outcomes, _ = tier_differential(SHARED_BOX, warm=[(3,)], calls=[(5,), (50,)])
+    assert outcomes[0][0] == "return" and outcomes[0][1][1][0] == ("bool", "True"), outcomes

@@ -275,6 +275,11 @@ void UnboxedFrame::emit_moves(const unboxed::MovePlan &plan, int unit, int depth
             if (m.local) a.mov(slot, 0);
             em.xdecref(x86::rdi);
             break;
+        case unboxed::kCopyBox:
+            a.mov(x86::rax, frame_slot(m.shadow));   // boxed earlier in this plan
+            em.incref(x86::rax);
+            a.mov(slot, x86::rax);
+            break;
         default:
             throw CompileError{PYJION_RESULT_COMPILER_ERROR, "optimising tier: a check among the moves"};
         }
@@ -292,9 +297,26 @@ void UnboxedFrame::count_moves(const unboxed::MovePlan &plan)
 void UnboxedFrame::box_everything(int unit)
 {
     xmm0_slot_ = -1;
+    // Stack values that are copies of unboxed locals: the locals are boxed
+    // first, and each copy then shares its local's box (kCopyBox) rather
+    // than getting a second object of the same value.
+    std::vector<int> copy_of(rep_.depth(), -1);
+    for (int i = 0; i < rep_.depth(); i++) {
+        if (local_copy(rep_.slot(i))) copy_of[i] = static_cast<int>(rep_.slot(i).detail) - 1;
+    }
     materialize();
     model::FrameState boxed = all_boxed(rep_);
     unboxed::MovePlan plan = moves(rep_, boxed, cur_k_);
+    std::vector<char> local_boxed(nlocals_, 0);
+    for (unboxed::SlotMove &m : plan) {
+        bool boxes = m.op == unboxed::kBoxInt || m.op == unboxed::kBoxFloat;
+        if (boxes && m.local) {
+            local_boxed[m.slot] = 1;
+        } else if (boxes && !m.local) {
+            int source = copy_of[m.slot - nlocals_];
+            if (source >= 0 && local_boxed[source]) m = unboxed::SlotMove{m.slot, source, unboxed::kCopyBox, false};
+        }
+    }
     count_moves(plan);
     emit_moves(plan, unit, rep_.depth());
     rep_ = boxed;

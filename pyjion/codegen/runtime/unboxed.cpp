@@ -76,6 +76,9 @@ int apply_moves(_PyInterpreterFrame *frame, char *shadow, const SlotMove *moves,
             *slot = boxed;
             break;
         }
+        case kCopyBox:
+            *slot = Py_NewRef(frame->localsplus[m.shadow]);
+            break;
         case kUnboxInt:
         case kUnboxFloat: {
             PyObject *v = *slot;

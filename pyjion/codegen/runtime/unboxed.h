@@ -46,6 +46,10 @@ enum MoveOp : uint8_t {
     kUnboxInt,      // the frame slot's exact int (int64-sized) -> shadow; the slot released
     kUnboxFloat,    // the frame slot's exact float -> shadow; the slot released (a local's kept as its spare)
     kRelease,       // release the frame slot's object (its value is in the shadow slot too)
+    // A stack value that was a copy of an unboxed local the same plan boxes
+    // before it: a new reference to that local's box (`shadow` holds the
+    // local's slot), one object for both, as the interpreter has.
+    kCopyBox,
     // Checks only (enter_loop): the frame slot holds an exact int (int64-sized),
     // an exact float, a range_iterator.
     kCheckInt,
