@@ -172,7 +172,7 @@ def list_append(n, p):
 def build_tuple(n, p):
     if SAMPLE:
         _sample_now()
-    t = None
+    t = (0, p)
     for i in range(n):
         t = (i, p)
     return t[0]
@@ -222,7 +222,7 @@ def slot_attr(n, p):
 def load_globals(n, p):
     if SAMPLE:
         _sample_now()
-    t = None
+    t = leaf
     for i in range(n):
         t = P
         t = leaf
