@@ -65,12 +65,15 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
     bool plain_only = form == PYJ313_ATTR_PROPERTY || form == PYJ313_ATTR_NONDESCRIPTOR_NO_DICT ||
                       form == PYJ313_ATTR_NONDESCRIPTOR_WITH_VALUES;
     bool loads = form != PYJ313_ATTR_NONE && form != PYJ313_ATTR_STORE_INSTANCE_VALUE && form != PYJ313_ATTR_STORE_SLOT;
-    if (!loads || (is_method_form && !method) || (plain_only && method)) {
+    auto generic = [&] {
         set_prev_instr();
         em().call<&rt313::load_attr_site>(Lea(em().stack(depth())), name, method, site_of(code(), ins));
         drop(1);   // the owner's slot now holds the attribute (and the next one self or NULL)
         jump_if_error_negative(x86::eax, depth());
         grow(1 + method);
+    };
+    if (!loads || (is_method_form && !method) || (plain_only && method)) {
+        generic();
         return;
     }
     auto &a = as();
@@ -149,11 +152,7 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
     em().out_of_line([&] {
         a.bind(slow);
         depth_ = depth;
-        set_prev_instr();
-        em().call<&rt313::load_attr_site>(Lea(em().stack(this->depth())), name, method, site_of(code(), ins));
-        drop(1);
-        jump_if_error_negative(x86::eax, this->depth());
-        grow(1 + method);
+        generic();
         a.jmp(done);
     });
     a.bind(done);
