@@ -781,37 +781,48 @@ def test_match_keys_duplicate_value_patterns():
           "    return 'no'\n", ["MATCH_KEYS"], ({"k": 1, "j": 5}, Keys), ({"k": 2}, Keys), ({}, Keys))
 
 
+def _warmed_site_outcomes(src, calls, warm, warm_times, threshold, form=None, repeat=1):
+    """f of `src` run interpreted with `warm` `warm_times` times (its sites
+    specialise), then with each of `calls` `repeat` times, under the JIT
+    (compiled at `threshold` calls; `form`, if given, must be in f's
+    quickened bytecode before the compile) and on stock: (JIT outcomes,
+    stock outcomes), each a result or the exception raised."""
+    from jitcheck import jit_off, jit_on
+    results = {}
+    for jit in (True, False):
+        f, filename = _make(src, "f", "site_%s" % jit)
+        with (jit_on(threshold=threshold) if jit else jit_off()):
+            for _ in range(warm_times):
+                f(*warm)             # interpreted: the sites specialise
+            if jit and form is not None:
+                ops = {i.opname for i in dis.get_instructions(f, adaptive=True)}
+                assert form in ops, ops
+            got = []
+            for args in calls:
+                for _ in range(repeat):
+                    try:
+                        got.append(("ok", f(*args)))
+                    except Exception as exc:
+                        got.append(("raise", type(exc), str(exc)))
+            if jit:
+                assert pyjion.info(f).compiled
+        results[jit] = got
+    return results[True], results[False]
+
+
 @pytest.mark.skipif(not PY313, reason="BINARY_SUBSCR_STR_INT is CPython 3.13's")
 def test_str_index_site_specialised_by_the_interpreter():
     """A site the interpreter specialised as BINARY_SUBSCR_STR_INT before the
     compile gets an inline path for compact ASCII text; every other string
     and index there (non-ASCII text, out of range, negative, bools, str
     subclasses, other containers) must give what stock gives."""
-    from jitcheck import jit_off, jit_on
     src = "def f(s, i):\n    return s[i]\n"
     calls = [("abc", 0), ("abc", 2), ("a\x7f", 1), ("abc", 3), ("abc", -1), ("abc", True), ("é€", 0),
              ("é€", 1), ("\U0001f600!", 1), ("", 0), (StrSub("xyz"), 1), ("abc", 2 ** 30), ([5, 6], 1),
              ("x" * 300, 299)]
-    results = {}
-    for jit in (True, False):
-        f, filename = _make(src, "f", "strsite_%s" % jit)
-        with (jit_on(threshold=4) if jit else jit_off()):
-            for _ in range(3):
-                f("warm", 1)             # interpreted: the site specialises
-            if jit:
-                ops = {i.opname for i in dis.get_instructions(f, adaptive=True)}
-                assert "BINARY_SUBSCR_STR_INT" in ops, ops
-            got = []
-            for args in calls:
-                try:
-                    got.append(("ok", f(*args)))
-                except Exception as exc:
-                    got.append(("raise", type(exc), str(exc)))
-            if jit:
-                assert pyjion.info(f).compiled
-        results[jit] = got
-    assert results[True] == results[False]
-
+    jit, stock = _warmed_site_outcomes(src, calls, warm=("warm", 1), warm_times=3, threshold=4,
+                                       form="BINARY_SUBSCR_STR_INT")
+    assert jit == stock
 
 class MyList(list):
     pass
@@ -854,7 +865,6 @@ def test_str_equality_site_specialised_by_the_interpreter():
     """A comparison site the interpreter specialised for strs (3.13
     COMPARE_OP_STR, 3.11 COMPARE_OP_STR_JUMP) compares two exact strs in
     machine code; every other pair there must give what stock gives."""
-    from jitcheck import jit_off, jit_on
     src = ("def f(a, b):\n"
            "    r = a == b\n"
            "    s = a != b\n"
@@ -864,17 +874,6 @@ def test_str_equality_site_specialised_by_the_interpreter():
     calls = [("abc", "abc"), ("abc", "abd"), ("abc", "ab"), ("é", "é"), ("é", "e"), ("€x", "€x"),
              ("\U0001f600", "\U0001f600"), ("a", "\U0001f600"), (same, same), ("", ""), (StrSub("ab"), "ab"),
              ("ab", StrSub("ab")), ("1", 1), (None, "a"), ("abc" * 100, "abc" * 99 + "abd")]
-    results = {}
-    for jit in (True, False):
-        f, filename = _make(src, "f", "streq_%s" % jit)
-        with (jit_on(threshold=20) if jit else jit_off()):
-            for _ in range(12):
-                f("warm", "warm")             # interpreted: the sites specialise
-            if jit and PY313:
-                ops = {i.opname for i in dis.get_instructions(f, adaptive=True)}
-                assert "COMPARE_OP_STR" in ops, ops
-            got = [f(*args) for args in calls for _ in range(2)]
-            if jit:
-                assert pyjion.info(f).compiled
-        results[jit] = got
-    assert results[True] == results[False]
+    jit, stock = _warmed_site_outcomes(src, calls, warm=("warm", "warm"), warm_times=12, threshold=20,
+                                       form="COMPARE_OP_STR" if PY313 else None, repeat=2)
+    assert jit == stock

@@ -169,14 +169,26 @@ PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
     return res;
 }
 
+namespace {
+
+// The Python function `fn` called with `nargs` positional arguments (the
+// references to both taken), as the interpreter pushes a frame for it: its
+// machine code where it has pyjion's vectorcall, else where the hook would
+// run it, else the interpreter (direct::call_stealing).
+PyObject *call_python_function(PyObject *fn, PyObject *const *args, Py_ssize_t nargs)
+{
+    vectorcallfunc vc = reinterpret_cast<PyFunctionObject *>(fn)->vectorcall;
+    return direct::call_stealing(PyThreadState_Get(), fn, args, nargs, nullptr, vc != direct::vectorcall, nullptr);
+}
+
+}  // namespace
+
 int load_property(PyObject **sp, PyObject *fget)
 {
     // (a property's fget cannot be replaced: while the type's version holds,
     // this is its getter)
     PyObject *owner = sp[-1];
-    vectorcallfunc vc = reinterpret_cast<PyFunctionObject *>(fget)->vectorcall;
-    PyObject *res = direct::call_stealing(PyThreadState_Get(), Py_NewRef(fget), &owner, 1, nullptr,
-                                          vc != direct::vectorcall, nullptr);
+    PyObject *res = call_python_function(Py_NewRef(fget), &owner, 1);
     sp[-1] = res;
     return res == nullptr ? -1 : 0;
 }
@@ -205,9 +217,7 @@ PyObject *call_alloc_init(PyObject **base, int oparg, uint32_t type_version)
         return nullptr;
     }
     base[1] = Py_NewRef(self);
-    vectorcallfunc vc = reinterpret_cast<PyFunctionObject *>(init)->vectorcall;
-    PyObject *res = direct::call_stealing(PyThreadState_Get(), Py_NewRef(init), base + 1, oparg + 1, nullptr,
-                                          vc != direct::vectorcall, nullptr);
+    PyObject *res = call_python_function(Py_NewRef(init), base + 1, oparg + 1);
     Py_DECREF(callable);
     if (res == nullptr) {
         Py_DECREF(self);

@@ -46,6 +46,28 @@ const _Py_CODEUNIT *site_of(PyCodeObject *code, const Instr &ins)
     return reinterpret_cast<const _Py_CODEUNIT *>(code->co_code_adaptive) + ins.index;
 }
 
+// The guards the inline attribute forms share. rdi = the owner (the top of
+// the stack), rax = its type.
+void load_owner_and_type(Compiler &c)
+{
+    c.as().mov(x86::rdi, c.top(0));
+    c.as().mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kObjectType));
+}
+
+// The type in `type` still has the version the site held when compiling.
+void guard_type_version(Compiler &c, const x86::Gp &type, uint32_t version, const Label &fails)
+{
+    c.as().cmp(x86::dword_ptr(type, offsetof(PyTypeObject, tp_version_tag)), static_cast<int32_t>(version));
+    c.as().jne(fails);
+}
+
+// The owner's inline values are valid (no __dict__ took them over).
+void guard_inline_values(Compiler &c, const Label &fails)
+{
+    c.as().cmp(x86::byte_ptr(x86::rdi, pyj313_inline_values_valid_offset()), 0);
+    c.as().je(fails);
+}
+
 }  // namespace
 
 // LOAD_ATTR: the site's specialised form inline where it is one of the
@@ -79,8 +101,7 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
     auto &a = as();
     Label slow = a.newLabel(), done = a.newLabel();
     int depth = this->depth();
-    a.mov(x86::rdi, top(0));   // the owner
-    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kObjectType));
+    load_owner_and_type(*this);
     // The guards: rax is the owner's type after them.
     if (form == PYJ313_ATTR_MODULE) {
         em().load_address(x86::rcx, &PyModule_Type);
@@ -93,17 +114,13 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
     } else if (form == PYJ313_ATTR_CLASS) {
         a.test(x86::dword_ptr(x86::rax, offsetof(PyTypeObject, tp_flags)), static_cast<int32_t>(Py_TPFLAGS_TYPE_SUBCLASS));
         a.jz(slow);
-        a.cmp(x86::dword_ptr(x86::rdi, offsetof(PyTypeObject, tp_version_tag)), static_cast<int32_t>(site.type_version));
-        a.jne(slow);
+        guard_type_version(*this, x86::rdi, site.type_version, slow);   // the class's own
     } else {
-        a.cmp(x86::dword_ptr(x86::rax, offsetof(PyTypeObject, tp_version_tag)),
-              static_cast<int32_t>(site.type_version));
-        a.jne(slow);
+        guard_type_version(*this, x86::rax, site.type_version, slow);
     }
     if (form == PYJ313_ATTR_INSTANCE_VALUE || form == PYJ313_ATTR_METHOD_WITH_VALUES ||
         form == PYJ313_ATTR_NONDESCRIPTOR_WITH_VALUES) {
-        a.cmp(x86::byte_ptr(x86::rdi, pyj313_inline_values_valid_offset()), 0);
-        a.je(slow);
+        guard_inline_values(*this, slow);
     }
     if (form == PYJ313_ATTR_METHOD_WITH_VALUES || form == PYJ313_ATTR_NONDESCRIPTOR_WITH_VALUES) {
         a.mov(x86::rdx, x86::qword_ptr(x86::rax, pyj313_cached_keys_offset()));
@@ -181,15 +198,12 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
     auto &a = as();
     Label slow = a.newLabel(), done = a.newLabel();
     int depth = this->depth();
-    a.mov(x86::rdi, top(0));   // the owner
-    a.mov(x86::rax, x86::qword_ptr(x86::rdi, layout::kObjectType));
-    a.cmp(x86::dword_ptr(x86::rax, offsetof(PyTypeObject, tp_version_tag)), static_cast<int32_t>(site.type_version));
-    a.jne(slow);
+    load_owner_and_type(*this);
+    guard_type_version(*this, x86::rax, site.type_version, slow);
     if (site.form == PYJ313_ATTR_STORE_INSTANCE_VALUE) {
         a.cmp(x86::qword_ptr(x86::rdi, pyj313_managed_dict_offset()), 0);
         a.jne(slow);
-        a.cmp(x86::byte_ptr(x86::rdi, pyj313_inline_values_valid_offset()), 0);
-        a.je(slow);
+        guard_inline_values(*this, slow);
     }
     a.mov(x86::r14, x86::qword_ptr(x86::rdi, site.attr_offset));   // the old value
     if (site.form == PYJ313_ATTR_STORE_INSTANCE_VALUE) {
