@@ -5,7 +5,8 @@ Modes (see README.md):
   cprofile  stock CPython with a cProfile.Profile enabled around each run
   hook      pyjion.enable(jit=False): the PEP 523 hook counts calls, never compiles
   jit       pyjion.enable(): the default settings a user gets from PYJION=1 (tiered:
-            code is compiled once warm, loops move over by OSR; docs/tiering.md)
+            code is compiled once warm, loops move over by OSR; docs/tiering.md; on
+            3.13 warm-up by samples, no hook installed)
   eager     pyjion.enable(threshold=0): every function compiled on its first call
   profile   pyjion.enable(profile=True): the default JIT plus pyjion's profiler
 
@@ -196,7 +197,8 @@ def make_target(mode, run, results):
         return hook_target, profiler
     if mode == "jit":
         def jit_target():
-            pyjion.enable(threshold=_eval.DEFAULT_THRESHOLD)
+            pyjion.config(threshold=_eval.DEFAULT_THRESHOLD, warmup=_eval.DEFAULT_WARMUP)
+            pyjion.enable()
             try:
                 results.append(run())
             finally:

@@ -262,6 +262,8 @@ cdef bint g_jit = True
 # (function_entry.h). Eager mode (threshold 0) and the profiler install the
 # hook whatever this says.
 cdef bint g_warmup_samples = PYJ_FUNCTION_ENTRY
+# What PYJION=1 and enable() use when nothing is configured (bench/ measures it).
+DEFAULT_WARMUP = "samples" if PYJ_FUNCTION_ENTRY else "calls"
 cdef bint g_profile = False
 cdef bint g_pgc = True
 cdef PyjionCompileOptions g_options

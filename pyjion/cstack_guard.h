@@ -16,7 +16,7 @@
 
 static PYJ_TLS uintptr_t pyj_stack_floor;   /* lowest safe address; 0 = not yet measured */
 
-static void pyj_measure_stack(void)
+static __attribute__((noinline, cold)) void pyj_measure_stack(void)
 {
     pthread_attr_t attr;
     void *low = NULL;

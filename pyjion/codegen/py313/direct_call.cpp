@@ -7,9 +7,8 @@
 // or by the frame evaluator, either of which clears and pops it.
 #include "runtime/direct_call.h"
 
-#include "code_extra.h"
-#include "cstack_guard.h"
 #include "cpython/interp_state.h"
+#include "py313/exact_call.h"
 #include "py313/frame_runtime.h"
 
 namespace pyjion::direct {
@@ -30,22 +29,7 @@ bool hook_is_evaluator(PyThreadState *ts)
     return hook_state.evaluator != nullptr && current == hook_state.evaluator;
 }
 
-// Compiled, pyjion enabled, no profiler counting calls, no tracer or
-// monitoring wanting the interpreter, and C stack left. (3.13 enters compiled code through the
-// function's vectorcall, so the hook need not be the evaluator.)
-PyjionCodeView *compiled_record(PyThreadState *ts, PyCodeObject *code)
-{
-    auto *extra = static_cast<PyjCodeExtraLayout *>(code->co_extra);
-    Py_ssize_t index = hook_state.record_index;
-    if (extra == nullptr || index < 0 || index >= extra->ce_size) return nullptr;
-    auto *rec = static_cast<PyjionCodeView *>(extra->ce_extras[index]);
-    if (rec == nullptr || rec->state != PYJION_CODE_COMPILED || rec->entry == nullptr || hook_state.profiling ||
-        !hook_state.enabled ||
-        layout::tracing_active(ts, code)) {
-        return nullptr;
-    }
-    return pyj_cstack_low() ? nullptr : rec;
-}
+PyjionCodeView *compiled_record(PyThreadState *ts, PyCodeObject *code) { return record_if_compiled(ts, code); }
 
 vectorcallfunc function_vectorcall()
 {
@@ -91,30 +75,6 @@ PyObject *try_construct(PyThreadState *, PyObject *, PyObject *const *, Py_ssize
 
 uint64_t vectorcall_calls() { return g_vectorcall_calls; }
 
-namespace {
-
-// The frame of a function called with exactly its positional parameters and
-// nothing to bind (no defaults used, keywords, *args or **kwargs: the
-// interpreter's CALL_PY_EXACT_ARGS), pushed as the interpreter pushes it
-// (_PyFrame_PushUnchecked: the frame takes the function, the arguments move
-// into its first locals). nullptr where _PyEvalFramePushAndInit must bind
-// the arguments or grow the data stack.
-_PyInterpreterFrame *push_exact_args(PyThreadState *ts, PyFunctionObject *fn, PyCodeObject *code,
-                                     PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
-{
-    constexpr int kNotSimple = CO_VARARGS | CO_VARKEYWORDS;
-    if (kwnames != nullptr || code->co_argcount != nargs || code->co_kwonlyargcount != 0 ||
-        (code->co_flags & (kNotSimple | CO_OPTIMIZED)) != CO_OPTIMIZED ||
-        !_PyThreadState_HasStackSpace(ts, code->co_framesize)) {
-        return nullptr;
-    }
-    _PyInterpreterFrame *frame = _PyFrame_PushUnchecked(ts, fn, static_cast<int>(nargs));
-    for (Py_ssize_t i = 0; i < nargs; i++) frame->localsplus[i] = args[i];
-    return frame;
-}
-
-}  // namespace
-
 // _PyEval_Vector with the machine code as the evaluator where the code is
 // compiled: the frame takes new references to the function and every
 // argument (_PyEvalFramePushAndInit consumes them, binding defaults,
@@ -128,7 +88,7 @@ PyObject *call_stealing(PyThreadState *ts, PyObject *func, PyObject *const *args
     // A call of a generator function makes the generator (RETURN_GENERATOR):
     // the interpreter does that; machine code takes over at its resumes.
     bool direct = !(code->co_flags & kMakesGenerator) && (!hook_only || hook_is_evaluator(ts));
-    PyjionCodeView *rec = direct ? compiled_record(ts, code) : nullptr;
+    PyjionCodeView *rec = direct ? record_if_compiled(ts, code) : nullptr;
     // Code that is not a function body proper (no CO_OPTIMIZED) runs with
     // the globals as its locals, as _PyFunction_Vectorcall gives them.
     _PyInterpreterFrame *frame = push_exact_args(ts, fn, code, args, nargs, kwnames);

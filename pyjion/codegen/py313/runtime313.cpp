@@ -3,6 +3,7 @@
 
 #include "py313/attr_sites.h"
 #include "py313/capi.h"
+#include "py313/exact_call.h"
 #include "cpython/interp_state.h"
 #include "runtime/attr_cache.h"
 #include "runtime/direct_call.h"
@@ -87,7 +88,8 @@ namespace {
 // type): its C function directly, the one-argument forms within the C
 // recursion limit, without PyObject_Vectorcall's dispatch. False: not such
 // a call (nothing done).
-bool call_c_function(PyObject *callable, PyObject *const *args, Py_ssize_t nargs, PyObject **result)
+bool call_c_function(PyThreadState *ts, PyObject *callable, PyObject *const *args, Py_ssize_t nargs,
+                     PyObject **result)
 {
     PyTypeObject *type = Py_TYPE(callable);
     PyMethodDef *def;
@@ -112,7 +114,6 @@ bool call_c_function(PyObject *callable, PyObject *const *args, Py_ssize_t nargs
     }
     bool one = def->ml_flags == METH_O && nargs == 1;
     if (!one && !(def->ml_flags == METH_NOARGS && nargs == 0 && type == &PyMethodDescr_Type)) return false;
-    PyThreadState *ts = PyThreadState_Get();
     if (pyj_enter_recursive_call(ts, " while calling a Python object")) {
         *result = nullptr;
         return true;
@@ -124,7 +125,11 @@ bool call_c_function(PyObject *callable, PyObject *const *args, Py_ssize_t nargs
 
 }  // namespace
 
-PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
+namespace {
+
+// Every call rt313::call does not take on its fast path (a C frame of its
+// own: the fast path needs none of its saved registers).
+[[gnu::noinline]] PyObject *call_general(PyThreadState *ts, PyObject **base, int oparg, PyObject *kwnames)
 {
     PyObject *callable = base[0];
     PyObject **args = base + 2;
@@ -151,13 +156,13 @@ PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
         // function and the arguments from the stack. A function with
         // pyjion's vectorcall enters its machine code whether or not the hook
         // is installed; one with CPython's, only where the hook would.
-        PyObject *res = direct::call_stealing(PyThreadState_Get(), callable, args, positional, kwnames,
-                                              vc != direct::vectorcall, nullptr);
+        PyObject *res = direct::call_stealing(ts, callable, args, positional, kwnames, vc != direct::vectorcall,
+                                              nullptr);
         Py_XDECREF(kwnames);
         return res;
     }
     PyObject *res;
-    if (kwnames != nullptr || prof::on() || !call_c_function(callable, args, positional, &res)) {
+    if (kwnames != nullptr || prof::on() || !call_c_function(ts, callable, args, positional, &res)) {
         res = prof::c_call(callable, args, positional, [&] {
             return PyObject_Vectorcall(callable, args,
                                        static_cast<size_t>(positional) | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
@@ -169,43 +174,77 @@ PyObject *call(PyObject **base, int oparg, PyObject *kwnames)
     return res;
 }
 
+}  // namespace
+
+PyObject *call(PyThreadState *ts, PyObject **base, int oparg, PyObject *kwnames)
+{
+    // The common case first, in one C frame: a Python function given exactly
+    // its positional parameters (the interpreter's CALL_PY_EXACT_ARGS and
+    // CALL_BOUND_METHOD_EXACT_ARGS' self from LOAD_ATTR), its frame pushed
+    // here and run by its machine code where call_stealing would run it there
+    // (pyjion's vectorcall, or CPython's while the hook is the evaluator),
+    // else by the frame evaluator. Both calls below are tail calls.
+    PyObject *callable = base[0];
+    if (kwnames == nullptr && Py_TYPE(callable) == &PyFunction_Type) {
+        auto *fn = reinterpret_cast<PyFunctionObject *>(callable);
+        auto *code = reinterpret_cast<PyCodeObject *>(fn->func_code);
+        vectorcallfunc vc = fn->vectorcall;
+        bool ours = vc == direct::vectorcall;
+        if ((ours || vc == direct::function_vectorcall()) && !(code->co_flags & direct::kMakesGenerator)) {
+            int with_self = base[1] != nullptr;
+            _PyInterpreterFrame *frame =
+                direct::push_exact_args(ts, fn, code, base + 2 - with_self, oparg + with_self, nullptr);
+            if (frame != nullptr) {
+                PyjionCodeView *rec =
+                    ours || direct::hook_is_evaluator(ts) ? direct::record_if_compiled(ts, code) : nullptr;
+                if (rec != nullptr) {
+                    rec->calls++;
+                    return rec->entry(ts, frame, 0);
+                }
+                return pyj_eval_frame(ts, frame);
+            }
+        }
+    }
+    return call_general(ts, base, oparg, kwnames);
+}
+
 namespace {
 
 // The Python function `fn` called with `nargs` positional arguments (the
 // references to both taken), as the interpreter pushes a frame for it: its
 // machine code where it has pyjion's vectorcall, else where the hook would
 // run it, else the interpreter (direct::call_stealing).
-PyObject *call_python_function(PyObject *fn, PyObject *const *args, Py_ssize_t nargs)
+PyObject *call_python_function(PyThreadState *ts, PyObject *fn, PyObject *const *args, Py_ssize_t nargs)
 {
     vectorcallfunc vc = reinterpret_cast<PyFunctionObject *>(fn)->vectorcall;
-    return direct::call_stealing(PyThreadState_Get(), fn, args, nargs, nullptr, vc != direct::vectorcall, nullptr);
+    return direct::call_stealing(ts, fn, args, nargs, nullptr, vc != direct::vectorcall, nullptr);
 }
 
 }  // namespace
 
-int load_property(PyObject **sp, PyObject *fget)
+int load_property(PyThreadState *ts, PyObject **sp, PyObject *fget)
 {
     // (a property's fget cannot be replaced: while the type's version holds,
     // this is its getter)
     PyObject *owner = sp[-1];
-    PyObject *res = call_python_function(Py_NewRef(fget), &owner, 1);
+    PyObject *res = call_python_function(ts, Py_NewRef(fget), &owner, 1);
     sp[-1] = res;
     return res == nullptr ? -1 : 0;
 }
 
-PyObject *call_alloc_init(PyObject **base, int oparg, uint32_t type_version)
+PyObject *call_alloc_init(PyThreadState *ts, PyObject **base, int oparg, uint32_t type_version)
 {
     PyObject *callable = base[0];
     if (base[1] != nullptr || !PyType_Check(callable) ||
         reinterpret_cast<PyTypeObject *>(callable)->tp_version_tag != type_version) {
-        return call(base, oparg, nullptr);
+        return call(ts, base, oparg, nullptr);
     }
     auto *tp = reinterpret_cast<PyTypeObject *>(callable);
     PyObject *init = reinterpret_cast<PyHeapTypeObject *>(tp)->_spec_cache.init;
     if (init == nullptr || !PyFunction_Check(init) ||
         reinterpret_cast<PyCodeObject *>(reinterpret_cast<PyFunctionObject *>(init)->func_code)->co_argcount !=
             oparg + 1) {
-        return call(base, oparg, nullptr);
+        return call(ts, base, oparg, nullptr);
     }
     // object.__new__'s part (the site specialised only where that is the
     // class's __new__), then __init__ with the instance as self in the NULL's
@@ -217,7 +256,7 @@ PyObject *call_alloc_init(PyObject **base, int oparg, uint32_t type_version)
         return nullptr;
     }
     base[1] = Py_NewRef(self);
-    PyObject *res = call_python_function(Py_NewRef(init), base + 1, oparg + 1);
+    PyObject *res = call_python_function(ts, Py_NewRef(init), base + 1, oparg + 1);
     Py_DECREF(callable);
     if (res == nullptr) {
         Py_DECREF(self);
@@ -401,19 +440,41 @@ int exit_init_check(PyObject *value)
     return 0;
 }
 
-PyObject *load_super_attr(PyObject **sp, PyObject *name, int oparg)
+int load_super_attr(PyObject **sp, PyObject *name, int oparg)
 {
     PyObject *global_super = sp[-3], *cls = sp[-2], *self = sp[-1];
-    PyObject *stack[] = {cls, self};
-    // oparg & 2: super(cls, self) spelt out; else super() with both implied.
-    PyObject *super = PyObject_Vectorcall(global_super, stack, oparg & 2, nullptr);
-    Py_DECREF(global_super);
-    Py_DECREF(cls);
-    Py_DECREF(self);
-    if (super == nullptr) return nullptr;
-    PyObject *attr = PyObject_GetAttr(super, name);
-    Py_DECREF(super);
-    return attr;
+    bool method = oparg & 1;
+    PyObject *attr;
+    if (global_super == reinterpret_cast<PyObject *>(&PySuper_Type) && PyType_Check(cls)) {
+        // LOAD_SUPER_ATTR_ATTR / _METHOD: the lookup super(cls, self).name
+        // makes, without making the super object; a method found is
+        // returned unbound, with self to be its first argument.
+        int method_found = 0;
+        bool generic_getattr = Py_TYPE(self)->tp_getattro == PyObject_GenericGetAttr;
+        attr = _PySuper_Lookup(reinterpret_cast<PyTypeObject *>(cls), self, name,
+                               method && generic_getattr ? &method_found : nullptr);
+        Py_DECREF(global_super);
+        Py_DECREF(cls);
+        if (method_found) {
+            sp[-2] = self;   // the reference moves
+        } else {
+            Py_DECREF(self);
+            if (method) sp[-2] = nullptr;
+        }
+    } else {
+        PyObject *stack[] = {cls, self};
+        // oparg & 2: super(cls, self) spelt out; else super() with both implied.
+        PyObject *super = PyObject_Vectorcall(global_super, stack, oparg & 2, nullptr);
+        Py_DECREF(global_super);
+        Py_DECREF(cls);
+        Py_DECREF(self);
+        attr = super != nullptr ? PyObject_GetAttr(super, name) : nullptr;
+        Py_XDECREF(super);
+        if (method) sp[-2] = nullptr;
+    }
+    if (attr == nullptr) return -1;   // (self, if it was to be kept, is kept only with attr)
+    sp[-3] = attr;
+    return 0;
 }
 
 int send(PyThreadState *, PyObject **sp)

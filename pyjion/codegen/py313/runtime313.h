@@ -35,20 +35,20 @@ int store_attr_site(PyObject **sp, PyObject *name, const _Py_CODEUNIT *site);
 // CALL / CALL_KW: base = [callable, self_or_null, args...] (oparg counts the
 // args after self_or_null); kwnames (consumed) names the last ones, or NULL.
 // Everything consumed; the result or NULL.
-PyObject *call(PyObject **base, int oparg, PyObject *kwnames);
+PyObject *call(PyThreadState *ts, PyObject **base, int oparg, PyObject *kwnames);
 
 // LOAD_ATTR where the interpreter specialised the site as a property whose
 // getter is the Python function `fget` (LOAD_ATTR_PROPERTY), the owner's type
 // version checked by machine code: [owner] -> [fget(owner)], the getter
 // called as a Python call (compiled or interpreted), the owner consumed.
 // 0, or -1 with the owner released.
-int load_property(PyObject **sp, PyObject *fget);
+int load_property(PyThreadState *ts, PyObject **sp, PyObject *fget);
 
 // CALL where the interpreter specialised the site as CALL_ALLOC_AND_ENTER_INIT
 // for a class of version `type_version`: the instance allocated and its
 // Python __init__ called as a Python call, as the interpreter does, where
 // the callable is still that class (with NULL above it); call() otherwise.
-PyObject *call_alloc_init(PyObject **base, int oparg, uint32_t type_version);
+PyObject *call_alloc_init(PyThreadState *ts, PyObject **base, int oparg, uint32_t type_version);
 
 // CALL_FUNCTION_EX: base = [func, NULL, callargs(, kwargs)]; consumed.
 PyObject *call_function_ex(PyObject **base, int has_kwargs);
@@ -82,8 +82,9 @@ PyObject *load_locals(_PyInterpreterFrame *frame);
 // EXIT_INIT_CHECK: `value` (consumed) must be None. 0 or -1.
 int exit_init_check(PyObject *value);
 
-// LOAD_SUPER_ATTR: [super, class, self] consumed -> the attribute (new).
-PyObject *load_super_attr(PyObject **sp, PyObject *name, int oparg);
+// LOAD_SUPER_ATTR: [super, class, self] consumed -> sp[-3] the attribute
+// and, for a method (oparg & 1), sp[-2] self or NULL; -1 on error.
+int load_super_attr(PyObject **sp, PyObject *name, int oparg);
 
 // SEND: [receiver, value] -> [receiver, result]: 0 yielded, 1 returned (jump);
 // -1 on error with both left on the stack.

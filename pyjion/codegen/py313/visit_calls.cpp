@@ -131,7 +131,7 @@ void Compiler::visit_LOAD_ATTR(const Instr &ins)
     if (form == PYJ313_ATTR_PROPERTY) {
         // the getter called with the owner, as a Python call
         set_prev_instr();
-        em().call<&rt313::load_property>(Lea(em().stack(depth)), site.descr);
+        em().call<&rt313::load_property>(Emitter::tstate, Lea(em().stack(depth)), site.descr);
         drop(1);
         jump_if_error_negative(x86::eax, this->depth());
         grow(1);
@@ -230,17 +230,15 @@ void Compiler::visit_STORE_ATTR(const Instr &ins)
     a.bind(done);
 }
 
-// [global super, class, self] -> [attr] or, for a method, [attr, NULL].
+// [global super, class, self] -> [attr] or, for a method, [attr, self or NULL].
 void Compiler::visit_LOAD_SUPER_ATTR(const Instr &ins)
 {
     PyObject *name = name_at(code(), ins.oparg >> 2, ins);
     set_prev_instr();
     em().call<&rt313::load_super_attr>(Lea(em().stack(depth())), name, ins.oparg);
-    push_result(*this, 3);
-    if (ins.oparg & 1) {
-        as().xor_(x86::eax, x86::eax);
-        push(x86::rax);
-    }
+    drop(3);   // the global super's slot now holds the attribute (and the next one self or NULL)
+    jump_if_error_negative(x86::eax, depth());
+    grow(1 + (ins.oparg & 1));
 }
 
 void Compiler::visit_CALL(const Instr &ins)
@@ -250,9 +248,9 @@ void Compiler::visit_CALL(const Instr &ins)
     set_prev_instr();
     if (uint32_t version = pyj313_alloc_init_version(site_of(code(), ins))) {
         // a class with a Python __init__ (CALL_ALLOC_AND_ENTER_INIT)
-        em().call<&rt313::call_alloc_init>(Lea(em().stack(base)), ins.oparg, version);
+        em().call<&rt313::call_alloc_init>(Emitter::tstate, Lea(em().stack(base)), ins.oparg, version);
     } else {
-        em().call<&rt313::call>(Lea(em().stack(base)), ins.oparg, nullptr);
+        em().call<&rt313::call>(Emitter::tstate, Lea(em().stack(base)), ins.oparg, nullptr);
     }
     push_result(*this, ins.oparg + 2);
     eval_breaker_check();
@@ -263,7 +261,7 @@ void Compiler::visit_CALL_KW(const Instr &ins)
     int base = depth() - ins.oparg - 3;
     if (base < 0) unsupported(ins);
     set_prev_instr();
-    em().call<&rt313::call>(Lea(em().stack(base)), ins.oparg, top(0));
+    em().call<&rt313::call>(Emitter::tstate, Lea(em().stack(base)), ins.oparg, top(0));
     push_result(*this, ins.oparg + 3);
     eval_breaker_check();
 }
