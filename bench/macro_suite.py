@@ -54,7 +54,9 @@ after the other (their order alternates), and the median over the pairs:
   collects only inside the measured call). The JIT's sampler ticks by wall
   clock, so under callgrind's slowdown it finds more code hot than at full
   speed: these counts show what the machine code costs where it runs, the
-  time ratios what a user gets.
+  time ratios what a user gets. Valgrind runs with --fair-sched=yes, so the
+  sampler thread gets its turns (without it, some runs took 2 samples and
+  compiled nothing).
 
 Results go to bench/MACRO.json (each mode's latest run, per JIT environment)
 and the table in bench/MACRO.md is generated from it (bench/MACRO-<X.Y>.*
@@ -256,7 +258,11 @@ def callgrind_counts(cmd, env, toggle=None):
     """{event: count} of one run under callgrind's cache simulation."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "cg.out")
-        vg = ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--callgrind-out-file=" + out]
+        # --fair-sched=yes: valgrind runs one thread at a time, and by default
+        # a thread that wakes (the sampler of warm-up by samples) may wait
+        # for the lock while the main thread takes it back again and again:
+        # a run then takes 2 samples instead of ~600 and compiles nothing.
+        vg = ["valgrind", "--tool=callgrind", "--fair-sched=yes", "--cache-sim=yes", "--callgrind-out-file=" + out]
         if toggle:
             vg += ["--collect-atstart=no", "--toggle-collect=" + toggle]
         proc = subprocess.run(vg + cmd, env=env, cwd=MACRO, capture_output=True, text=True)

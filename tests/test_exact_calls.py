@@ -34,6 +34,16 @@ class Box:
 def replaced(a, b):
     return "old"
 
+def several(a, b=1, c=(2,), d="three"):
+    return a, b, c, d
+
+def shared(x, into=[]):
+    into.append(x)
+    return len(into)
+
+def kwonly(a, *, k=5):
+    return a * k
+
 def new_body(a, b):
     return "new"
 """
@@ -46,6 +56,17 @@ def f(n):
            exact(b=1, a=n), Box(n).get(2)]
     m = Box(n).get
     out.append(m(3))
+    out += [several(n), several(n, 2), several(n, 2, 3), several(n, 2, 3, 4), shared(n), shared(n),
+            kwonly(n), kwonly(n, k=2)]
+    several.__defaults__ = ("B", "C", "D")
+    out.append(several(n))
+    several.__defaults__ = ("D",)
+    out.append(several(n, 1, 2))
+    try:
+        several(n)
+    except TypeError as e:
+        out.append(str(e))
+    several.__defaults__ = (1, (2,), "three")
     try:
         exact(n)
     except TypeError as e:

@@ -91,7 +91,7 @@ PyObject *call_stealing(PyThreadState *ts, PyObject *func, PyObject *const *args
     PyjionCodeView *rec = direct ? record_if_compiled(ts, code) : nullptr;
     // Code that is not a function body proper (no CO_OPTIMIZED) runs with
     // the globals as its locals, as _PyFunction_Vectorcall gives them.
-    _PyInterpreterFrame *frame = push_exact_args(ts, fn, code, args, nargs, kwnames);
+    _PyInterpreterFrame *frame = push_positional_args(ts, fn, code, args, nargs, kwnames);
     if (frame == nullptr) {
         PyObject *locals = (code->co_flags & CO_OPTIMIZED) ? nullptr : Py_NewRef(fn->func_globals);
         frame = _PyEvalFramePushAndInit(ts, fn, locals, args, static_cast<size_t>(nargs), kwnames);

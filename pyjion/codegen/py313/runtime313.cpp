@@ -174,18 +174,27 @@ namespace {
     return res;
 }
 
-}  // namespace
-
-PyObject *call(PyThreadState *ts, PyObject **base, int oparg, PyObject *kwnames)
+// A call of a Python function or bound method without keywords, in one C
+// frame where it needs no binding but defaults: positional arguments for
+// the positional parameters (the interpreter's CALL_PY_EXACT_ARGS,
+// CALL_BOUND_METHOD_EXACT_ARGS, the default-filling part of
+// CALL_PY_GENERAL), the frame pushed here and run by the callee's machine
+// code where call_stealing would run it there (pyjion's vectorcall, or
+// CPython's while the hook is the evaluator), else by the frame evaluator.
+// The calls that end it are tail calls.
+[[gnu::noinline]] PyObject *call_python(PyThreadState *ts, PyObject **base, int oparg)
 {
-    // The common case first, in one C frame: a Python function given exactly
-    // its positional parameters (the interpreter's CALL_PY_EXACT_ARGS and
-    // CALL_BOUND_METHOD_EXACT_ARGS' self from LOAD_ATTR), its frame pushed
-    // here and run by its machine code where call_stealing would run it there
-    // (pyjion's vectorcall, or CPython's while the hook is the evaluator),
-    // else by the frame evaluator. Both calls below are tail calls.
     PyObject *callable = base[0];
-    if (kwnames == nullptr && Py_TYPE(callable) == &PyFunction_Type) {
+    if (Py_TYPE(callable) == &PyMethod_Type && base[1] == nullptr) {
+        // A bound method: its function called with self first (in the
+        // slot the stack keeps for it), as call_general would.
+        auto *bound = reinterpret_cast<PyMethodObject *>(callable);
+        base[1] = Py_NewRef(bound->im_self);
+        base[0] = Py_NewRef(bound->im_func);
+        Py_DECREF(callable);
+        callable = base[0];
+    }
+    if (Py_TYPE(callable) == &PyFunction_Type) {
         auto *fn = reinterpret_cast<PyFunctionObject *>(callable);
         auto *code = reinterpret_cast<PyCodeObject *>(fn->func_code);
         vectorcallfunc vc = fn->vectorcall;
@@ -193,7 +202,7 @@ PyObject *call(PyThreadState *ts, PyObject **base, int oparg, PyObject *kwnames)
         if ((ours || vc == direct::function_vectorcall()) && !(code->co_flags & direct::kMakesGenerator)) {
             int with_self = base[1] != nullptr;
             _PyInterpreterFrame *frame =
-                direct::push_exact_args(ts, fn, code, base + 2 - with_self, oparg + with_self, nullptr);
+                direct::push_positional_args(ts, fn, code, base + 2 - with_self, oparg + with_self, nullptr);
             if (frame != nullptr) {
                 PyjionCodeView *rec =
                     ours || direct::hook_is_evaluator(ts) ? direct::record_if_compiled(ts, code) : nullptr;
@@ -204,6 +213,19 @@ PyObject *call(PyThreadState *ts, PyObject **base, int oparg, PyObject *kwnames)
                 return pyj_eval_frame(ts, frame);
             }
         }
+    }
+    return call_general(ts, base, oparg, nullptr);
+}
+
+}  // namespace
+
+PyObject *call(PyThreadState *ts, PyObject **base, int oparg, PyObject *kwnames)
+{
+    // Two tail calls: Python functions and bound methods without keywords
+    // to call_python, everything else (C functions first) to call_general.
+    PyTypeObject *type = Py_TYPE(base[0]);
+    if (kwnames == nullptr && (type == &PyFunction_Type || type == &PyMethod_Type)) {
+        return call_python(ts, base, oparg);
     }
     return call_general(ts, base, oparg, kwnames);
 }
