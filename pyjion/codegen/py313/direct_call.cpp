@@ -14,20 +14,17 @@
 namespace pyjion::direct {
 
 PyjionHookState hook_state = {-1, nullptr, 0, nullptr, 0};
+vectorcallfunc cpython_vectorcall = nullptr;
 
 namespace {
 
 uint64_t g_vectorcall_calls = 0;
 
-const Py_ssize_t eval_frame_offset = pyj_interp_eval_frame_offset();
-
 }  // namespace
 
-bool hook_is_evaluator(PyThreadState *ts)
-{
-    void *current = *reinterpret_cast<void **>(reinterpret_cast<char *>(ts->interp) + eval_frame_offset);
-    return hook_state.evaluator != nullptr && current == hook_state.evaluator;
-}
+const Py_ssize_t interp_eval_frame_offset = pyj_interp_eval_frame_offset();
+
+bool hook_is_evaluator(PyThreadState *ts) { return hook_evaluates(ts); }
 
 PyjionCodeView *compiled_record(PyThreadState *ts, PyCodeObject *code) { return record_if_compiled(ts, code); }
 
@@ -45,6 +42,7 @@ vectorcallfunc function_vectorcall()
         if (vc == nullptr) PyErr_Clear();
         return vc;
     }();
+    cpython_vectorcall = own;
     return own;
 }
 

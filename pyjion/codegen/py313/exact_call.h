@@ -16,7 +16,7 @@ namespace pyjion::direct {
 // The frame of `fn` called with positional arguments only, for its
 // positional parameters, where nothing needs binding but defaults (no
 // keywords, *args, **kwargs or keyword-only parameters): pushed as
-// _PyFrame_PushUnchecked does, the frame taking the function and the
+// _PyFrame_PushUnchecked pushes it, the frame taking the function and the
 // arguments (their references move into its first locals), the missing
 // trailing parameters taking new references to their defaults as
 // _PyEvalFramePushAndInit gives them. nullptr where _PyEvalFramePushAndInit
@@ -35,11 +35,34 @@ namespace pyjion::direct {
     Py_ssize_t missing = argcount - nargs;
     PyObject *defaults = fn->func_defaults;
     if (missing > 0 && (defaults == nullptr || PyTuple_GET_SIZE(defaults) < missing)) return nullptr;
-    _PyInterpreterFrame *frame = _PyFrame_PushUnchecked(ts, fn, static_cast<int>(argcount));
+    // The frame as _PyFrame_PushUnchecked and _PyFrame_Initialize make it
+    // (3.13: the function's reference taken over, its code's and builtins'
+    // and globals' fields filled, no frame object, the first instruction;
+    // `previous` is set when the frame is linked), except that the locals
+    // past the arguments are cleared below in a loop the compiler keeps a
+    // loop: the header's loop becomes a call of memset, and a call makes
+    // every caller of this save registers.
+    int nlocals = code->co_nlocalsplus;
+    auto *frame = reinterpret_cast<_PyInterpreterFrame *>(ts->datastack_top);
+    ts->datastack_top += code->co_framesize;
+    frame->f_funcobj = reinterpret_cast<PyObject *>(fn);
+    frame->f_executable = Py_NewRef(reinterpret_cast<PyObject *>(code));
+    frame->f_builtins = fn->func_builtins;
+    frame->f_globals = fn->func_globals;
+    frame->f_locals = nullptr;
+    frame->stacktop = nlocals;
+    frame->frame_obj = nullptr;
+    frame->instr_ptr = _PyCode_CODE(code);
+    frame->return_offset = 0;
+    frame->owner = FRAME_OWNED_BY_THREAD;
     for (Py_ssize_t i = 0; i < nargs; i++) frame->localsplus[i] = args[i];
     if (missing > 0) {
         PyObject *const *tail = &PyTuple_GET_ITEM(defaults, PyTuple_GET_SIZE(defaults) - missing);
         for (Py_ssize_t i = 0; i < missing; i++) frame->localsplus[nargs + i] = Py_NewRef(tail[i]);
+    }
+    for (int i = static_cast<int>(argcount); i < nlocals; i++) {
+        frame->localsplus[i] = nullptr;
+        __asm__ volatile("" ::: "memory");
     }
     return frame;
 }
@@ -60,6 +83,35 @@ namespace pyjion::direct {
         return nullptr;
     }
     return pyj_cstack_low() ? nullptr : rec;
+}
+
+// The hook is the interpreter's frame evaluator (hook_is_evaluator, inline).
+[[gnu::always_inline]] inline bool hook_evaluates(PyThreadState *ts)
+{
+    void *current = *reinterpret_cast<void **>(reinterpret_cast<char *>(ts->interp) + interp_eval_frame_offset);
+    return hook_state.evaluator != nullptr && current == hook_state.evaluator;
+}
+
+// record_if_compiled for the call helper's fast path, which must make no
+// call of its own (so it saves no registers and ends in tail calls): where
+// it could only tell by calling out (this thread's C stack not measured
+// yet, the code's instrumentation version behind the thread's) it says
+// "not compiled", and the interpreter runs that one frame, which measures
+// and catches up as it does for any frame.
+[[gnu::always_inline]] inline PyjionCodeView *record_if_compiled_quick(PyThreadState *ts, PyCodeObject *code)
+{
+    auto *extra = static_cast<PyjCodeExtraLayout *>(code->co_extra);
+    Py_ssize_t index = hook_state.record_index;
+    if (extra == nullptr || static_cast<size_t>(index) >= static_cast<size_t>(extra->ce_size)) return nullptr;
+    auto *rec = static_cast<PyjionCodeView *>(extra->ce_extras[index]);
+    if (rec == nullptr || rec->state != PYJION_CODE_COMPILED || rec->entry == nullptr || hook_state.profiling ||
+        !hook_state.enabled ||
+        (ts->eval_breaker & ~static_cast<uintptr_t>(layout::kEvalEventsMask)) != code->_co_instrumentation_version ||
+        layout::code_monitored(code)) {
+        return nullptr;
+    }
+    char here;
+    return reinterpret_cast<uintptr_t>(&here) < pyj_stack_floor ? nullptr : rec;
 }
 
 }  // namespace pyjion::direct

@@ -174,46 +174,47 @@ namespace {
     return res;
 }
 
-// A call of a Python function or bound method without keywords, in one C
-// frame where it needs no binding but defaults: positional arguments for
+// A call of a Python function without keywords, in one C frame where it
+// needs no binding but defaults: positional arguments for
 // the positional parameters (the interpreter's CALL_PY_EXACT_ARGS,
 // CALL_BOUND_METHOD_EXACT_ARGS, the default-filling part of
 // CALL_PY_GENERAL), the frame pushed here and run by the callee's machine
 // code where call_stealing would run it there (pyjion's vectorcall, or
 // CPython's while the hook is the evaluator), else by the frame evaluator.
-// The calls that end it are tail calls.
+// It makes no call but the tail calls that end it (so it saves no registers).
 [[gnu::noinline]] PyObject *call_python(PyThreadState *ts, PyObject **base, int oparg)
 {
-    PyObject *callable = base[0];
-    if (Py_TYPE(callable) == &PyMethod_Type && base[1] == nullptr) {
-        // A bound method: its function called with self first (in the
-        // slot the stack keeps for it), as call_general would.
-        auto *bound = reinterpret_cast<PyMethodObject *>(callable);
-        base[1] = Py_NewRef(bound->im_self);
-        base[0] = Py_NewRef(bound->im_func);
-        Py_DECREF(callable);
-        callable = base[0];
-    }
-    if (Py_TYPE(callable) == &PyFunction_Type) {
-        auto *fn = reinterpret_cast<PyFunctionObject *>(callable);
-        auto *code = reinterpret_cast<PyCodeObject *>(fn->func_code);
-        vectorcallfunc vc = fn->vectorcall;
-        bool ours = vc == direct::vectorcall;
-        if ((ours || vc == direct::function_vectorcall()) && !(code->co_flags & direct::kMakesGenerator)) {
-            int with_self = base[1] != nullptr;
-            _PyInterpreterFrame *frame =
-                direct::push_positional_args(ts, fn, code, base + 2 - with_self, oparg + with_self, nullptr);
-            if (frame != nullptr) {
-                PyjionCodeView *rec =
-                    ours || direct::hook_is_evaluator(ts) ? direct::record_if_compiled(ts, code) : nullptr;
-                if (rec != nullptr) {
-                    rec->calls++;
-                    return rec->entry(ts, frame, 0);
-                }
-                return pyj_eval_frame(ts, frame);
+    auto *fn = reinterpret_cast<PyFunctionObject *>(base[0]);
+    auto *code = reinterpret_cast<PyCodeObject *>(fn->func_code);
+    vectorcallfunc vc = fn->vectorcall;
+    bool ours = vc == direct::vectorcall;
+    if ((ours || vc == direct::cpython_vectorcall) && !(code->co_flags & direct::kMakesGenerator)) {
+        int with_self = base[1] != nullptr;
+        _PyInterpreterFrame *frame =
+            direct::push_positional_args(ts, fn, code, base + 2 - with_self, oparg + with_self, nullptr);
+        if (frame != nullptr) {
+            PyjionCodeView *rec = ours || direct::hook_evaluates(ts)
+                                      ? direct::record_if_compiled_quick(ts, code)
+                                      : nullptr;
+            if (rec != nullptr) {
+                rec->calls++;
+                return rec->entry(ts, frame, 0);
             }
+            return pyj_eval_frame(ts, frame);
         }
     }
+    return call_general(ts, base, oparg, nullptr);
+}
+
+// A bound method object called with no self in the stack's slot for it:
+// its function called with self first, as call_general would do.
+[[gnu::noinline]] PyObject *call_bound_method(PyThreadState *ts, PyObject **base, int oparg)
+{
+    auto *bound = reinterpret_cast<PyMethodObject *>(base[0]);
+    base[1] = Py_NewRef(bound->im_self);
+    base[0] = Py_NewRef(bound->im_func);
+    Py_DECREF(bound);
+    if (Py_TYPE(base[0]) == &PyFunction_Type) return call_python(ts, base, oparg);
     return call_general(ts, base, oparg, nullptr);
 }
 
@@ -221,11 +222,12 @@ namespace {
 
 PyObject *call(PyThreadState *ts, PyObject **base, int oparg, PyObject *kwnames)
 {
-    // Two tail calls: Python functions and bound methods without keywords
+    // Tail calls only: Python functions and bound methods without keywords
     // to call_python, everything else (C functions first) to call_general.
     PyTypeObject *type = Py_TYPE(base[0]);
-    if (kwnames == nullptr && (type == &PyFunction_Type || type == &PyMethod_Type)) {
-        return call_python(ts, base, oparg);
+    if (kwnames == nullptr) {
+        if (type == &PyFunction_Type) return call_python(ts, base, oparg);
+        if (type == &PyMethod_Type && base[1] == nullptr) return call_bound_method(ts, base, oparg);
     }
     return call_general(ts, base, oparg, kwnames);
 }

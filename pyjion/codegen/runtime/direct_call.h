@@ -115,6 +115,11 @@ uint64_t vectorcall_calls();
 // exported by 3.13, which gives it to every new function: read off one).
 #if PY_VERSION_HEX >= 0x030D0000
 vectorcallfunc function_vectorcall();
+// The same as a variable, for code that must not call (nullptr until
+// function_vectorcall() first ran, which the module's set-up does).
+extern vectorcallfunc cpython_vectorcall;
+// Where PyInterpreterState keeps its eval_frame (opaque to C++).
+extern const Py_ssize_t interp_eval_frame_offset;
 #else
 inline vectorcallfunc function_vectorcall() { return _PyFunction_Vectorcall; }
 #endif
