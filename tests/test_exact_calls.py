@@ -81,6 +81,41 @@ def f(n):
 """, [(0,), (5,), (7,)], name="f", expect="return")
 
 
+def test_builtin_classes_called_directly():
+    # Classes whose constructor vectorcall is called as CALL_BUILTIN_CLASS
+    # calls it, beside classes that must go through type.__call__ (a
+    # metaclass's __call__, Python subclasses) and wrong arguments.
+    differential("""
+class Meta(type):
+    def __call__(cls, *args):
+        return ("Meta.__call__", cls.__name__, args)
+
+class Made(metaclass=Meta):
+    pass
+
+class MyList(list):
+    pass
+
+class MyError(ValueError):
+    pass
+
+def f(n):
+    out = [int(n), float(n), str(n), list(range(n)), tuple([n]), dict(), set([n]), frozenset(),
+           bytes(n), range(n), slice(n), bool(n), type(n), Made(n), MyList([n]), repr(ValueError(n)),
+           repr(MyError(n)), repr(KeyError(n, n))]
+    for bad in (lambda: int("x%d" % n), lambda: list(n), lambda: range()):
+        try:
+            out.append(bad())
+        except (TypeError, ValueError) as e:
+            out.append("%s: %s" % (type(e).__name__, e))
+    try:
+        raise ValueError(n)
+    except ValueError as e:
+        out.append(e.args)
+    return out
+""", [(0,), (3,)], name="f", expect="return")
+
+
 def test_recursion_through_exact_calls():
     # Deep enough to take new data-stack chunks on the way down, and past the
     # recursion limit: the same RecursionError as stock.

@@ -81,9 +81,10 @@ int store_attr(PyObject **sp, PyObject *name)
 
 namespace {
 
-// A builtin function or a method descriptor called with positional
-// arguments as the interpreter's specialised CALL forms call it
-// (CALL_BUILTIN_O / _FAST, CALL_METHOD_DESCRIPTOR_O / _NOARGS / _FAST, with
+// A builtin function, a method descriptor or a class with a vectorcall of
+// its own called with positional arguments as the interpreter's specialised
+// CALL forms call it (CALL_BUILTIN_O / _FAST, CALL_METHOD_DESCRIPTOR_O /
+// _NOARGS / _FAST, CALL_BUILTIN_CLASS, with
 // their guards: the exact calling convention, self of the descriptor's own
 // type): its C function directly, the one-argument forms within the C
 // recursion limit, without PyObject_Vectorcall's dispatch. False: not such
@@ -104,6 +105,15 @@ bool call_c_function(PyThreadState *ts, PyObject *callable, PyObject *const *arg
         self = args[0];
         args++;
         nargs--;
+    } else if (type == &PyType_Type && PyType_HasFeature(reinterpret_cast<PyTypeObject *>(callable),
+                                                          Py_TPFLAGS_IMMUTABLETYPE) &&
+               reinterpret_cast<PyTypeObject *>(callable)->tp_vectorcall != nullptr) {
+        // A builtin class with a constructor vectorcall of its own
+        // (exceptions, int, list, ...), as CALL_BUILTIN_CLASS calls it (the
+        // metaclass exactly type: no __call__ of another metaclass between).
+        *result = reinterpret_cast<PyTypeObject *>(callable)->tp_vectorcall(callable, args,
+                                                                            static_cast<size_t>(nargs), nullptr);
+        return true;
     } else {
         return false;
     }
