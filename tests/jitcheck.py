@@ -498,6 +498,23 @@ def default_sigint():
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+# The start of a program that runs on stock CPython and with PYJION=1 alike:
+# `_sample_now()` inside a function is one hot sample of its frame (pyjion's
+# warm-up by samples compiles it there and then, deterministically), a no-op
+# on stock; SAMPLE says when a function should take it.
+SAMPLING_PRELUDE = r'''
+import dis, json, os, sys
+JIT = bool(os.environ.get("PYJION"))
+if JIT:
+    import pyjion
+    from pyjion._eval import _sample_now
+else:
+    def _sample_now():
+        return 0
+SAMPLE = False
+'''
+
+
 def run_python(code, env=None, timeout=120, args=(), cwd=None):
     """Runs a snippet in a fresh interpreter; returns the CompletedProcess."""
     full_env = dict(os.environ)

@@ -4,13 +4,13 @@ run by its machine code or by the interpreter) and LOAD_SUPER_ATTR's lookup
 without a super object (the interpreter's LOAD_SUPER_ATTR_ATTR/_METHOD).
 Every case that must leave those paths (defaults, keywords, generators, a
 replaced __code__, a shadowed `super`, a self whose type overrides attribute
-lookup, deep recursion) must come out as on stock CPython, with the hook
+lookup) must come out as on stock CPython, with the hook
 installed (differential) and without it (3.13's warm-up by samples)."""
 import json
 
 import pytest
 
-from jitcheck import PY313, differential, run_python, check_python
+from jitcheck import PY313, SAMPLING_PRELUDE, check_python, differential, run_python
 
 CALLEES = """
 def exact(a, b):
@@ -116,25 +116,6 @@ def f(n):
 """, [(0,), (3,)], name="f", expect="return")
 
 
-def test_recursion_through_exact_calls():
-    # Deep enough to take new data-stack chunks on the way down, and past the
-    # recursion limit: the same RecursionError as stock.
-    differential("""
-import sys
-
-def down(n):
-    if n == 0:
-        return 0
-    return down(n - 1) + 1
-
-def f(n):
-    try:
-        return down(n)
-    except RecursionError as e:
-        return "RecursionError"
-""", [(10,), (900,), (100000,)], name="f")
-
-
 SUPER = """
 class Base:
     tag = "base"
@@ -191,17 +172,7 @@ def f(k):
 """, [(1,), (2,)], name="f", expect="return")
 
 
-HOOKLESS = r'''
-import json, os, sys
-JIT = bool(os.environ.get("PYJION"))
-if JIT:
-    import pyjion
-    from pyjion._eval import _sample_now
-else:
-    def _sample_now():
-        return 0
-SAMPLE = False
-''' + CALLEES + SUPER + r'''
+HOOKLESS = SAMPLING_PRELUDE + CALLEES + SUPER + r'''
 def leaf(a, b):
     if SAMPLE:
         _sample_now()

@@ -9,21 +9,11 @@ import json
 
 import pytest
 
-from jitcheck import PY313, check_python, run_python
+from jitcheck import PY313, SAMPLING_PRELUDE, check_python, run_python
 
 needs_313 = pytest.mark.skipif(not PY313, reason="these site forms are CPython 3.13's")
 
-PRELUDE = r'''
-import dis, json, os, sys
-JIT = bool(os.environ.get("PYJION"))
-if JIT:
-    import pyjion
-    from pyjion._eval import _sample_now
-else:
-    def _sample_now():
-        return 0
-SAMPLE = False
-
+PRELUDE = SAMPLING_PRELUDE + r'''
 def forms(f):
     return sorted({i.opname for i in dis.get_instructions(f, adaptive=True)})
 
