@@ -8,22 +8,17 @@ import pytest
 
 import pyjion
 from pyjion import _eval
-from jitcheck import PY313, _restore, _snapshot, check_python, run_python
+from jitcheck import PY313, SAMPLING_PRELUDE, _restore, _snapshot, check_python, run_python
 
 needs_313 = pytest.mark.skipif(not PY313, reason="entry through vectorcall needs CPython 3.12+")
 
 # `_sample_now()` inside a function is one hot sample of its frame: the
 # function is compiled there and then (deterministic, unlike the sampler's
 # own ticks). Facts only the JIT run can state go to stderr as JSON.
-PROGRAM = r'''
-import json, os, sys, threading, traceback
-JIT = bool(os.environ.get("PYJION"))
+PROGRAM = SAMPLING_PRELUDE + r'''
+import threading, traceback
 if JIT:
-    import pyjion
-    from pyjion._eval import _sample_now, hook_installed
-else:
-    def _sample_now():
-        return 0
+    from pyjion._eval import hook_installed
 
 def fib(n, sample=False):
     if sample:
