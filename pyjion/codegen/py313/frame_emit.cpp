@@ -60,7 +60,8 @@ void leave_recursion(Emitter &e)
 // stale one is brought up to date out of line where the interpreter's
 // instrumenting would change nothing else: py313::instrumentation_caught_up),
 // then whether the code is instrumented for any event (its active monitors,
-// a few bytes, compared in the widest pieces that fit). At an instruction
+// a few bytes, compared out of line in the widest pieces that fit, where it
+// has monitoring data at all). At an instruction
 // boundary: the frame holds everything, so the stale path may call C.
 void tracing_check(Emitter &e, PyCodeObject *code, const Label &handoff)
 {
@@ -82,16 +83,22 @@ void tracing_check(Emitter &e, PyCodeObject *code, const Label &handoff)
     a.bind(current);
     a.mov(x86::rax, x86::qword_ptr(x86::rcx, layout::kCodeMonitoring));
     a.test(x86::rax, x86::rax);
-    a.jz(quiet);
-    int32_t at = layout::kMonitoringActive, left = layout::kMonitoringActiveSize;
-    while (left > 0) {
-        int32_t piece = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
-        x86::Mem bytes = x86::ptr(x86::rax, at, static_cast<uint32_t>(piece));
-        a.cmp(bytes, 0);
-        a.jne(handoff);
-        at += piece;
-        left -= piece;
-    }
+    // Code that was never monitored has no monitoring data: the common case
+    // ends here; the comparison of the active monitors is out of line.
+    Label monitored = e.cold([handoff, quiet](Emitter &e) {
+        auto &a = e.as();
+        int32_t at = layout::kMonitoringActive, left = layout::kMonitoringActiveSize;
+        while (left > 0) {
+            int32_t piece = left >= 8 ? 8 : left >= 4 ? 4 : left >= 2 ? 2 : 1;
+            x86::Mem bytes = x86::ptr(x86::rax, at, static_cast<uint32_t>(piece));
+            a.cmp(bytes, 0);
+            a.jne(handoff);
+            at += piece;
+            left -= piece;
+        }
+        a.jmp(quiet);
+    });
+    a.jnz(monitored);
     a.bind(quiet);
 }
 
