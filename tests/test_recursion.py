@@ -7,8 +7,8 @@ import textwrap
 import pytest
 
 import pyjion
-from jitcheck import (assert_compiled, assert_too_large, check_python, jit_off, jit_on, make_function,
-                      register_source)
+from jitcheck import (PY313, SAMPLING_PRELUDE, assert_compiled, assert_too_large, check_python, jit_off, jit_on,
+                      make_function, register_source)
 
 DEPTH = """
 import sys
@@ -74,6 +74,46 @@ print(res[0][0] > 100, res[0][1])
     ok, msg = out.strip().split(" ", 1)
     assert ok == "True"
     assert msg.startswith("maximum recursion depth exceeded")
+
+
+def test_compiled_recursion_without_the_hook_in_a_thread_with_a_small_stack():
+    # CPython 3.13's warm-up by samples: no hook; the interpreter calls a
+    # compiled function through its vectorcall, so every level nests C
+    # frames: near the end of a 256 KB stack a RecursionError, not a crash.
+    if not PY313:
+        pytest.skip("warm-up by samples is CPython 3.12+'s")
+    out = check_python(SAMPLING_PRELUDE + """
+import threading
+
+def down(n):
+    if SAMPLE:
+        _sample_now()
+    if n == 0:
+        return 0
+    return down(n - 1) + 1
+
+for _ in range(3):
+    down(5)
+SAMPLE = True
+down(1)
+SAMPLE = False
+assert pyjion.info(down).compiled
+sys.setrecursionlimit(10 ** 6)
+res = []
+
+def body():
+    try:
+        res.append(down(200000))
+    except RecursionError as e:
+        res.append(str(e))
+
+threading.stack_size(256 * 1024)
+t = threading.Thread(target=body)
+t.start()
+t.join()
+print(res[0], down(50))
+""", env={"PYJION": "1"}, timeout=120)
+    assert out.strip() == "maximum recursion depth exceeded (C stack nearly exhausted) 50"
 
 
 RECURSIVE_ADD = """

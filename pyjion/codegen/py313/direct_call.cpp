@@ -83,6 +83,16 @@ PyObject *call_stealing(PyThreadState *ts, PyObject *func, PyObject *const *args
 {
     auto *fn = reinterpret_cast<PyFunctionObject *>(func);
     auto *code = reinterpret_cast<PyCodeObject *>(fn->func_code);
+    if (pyj_cstack_exhausted()) {
+        // Every call here nests C frames (the interpreter cannot inline a
+        // call through this vectorcall): near the end of a small thread
+        // stack, RecursionError rather than a crash.
+        Py_ssize_t total = nargs + (kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0);
+        for (Py_ssize_t i = 0; i < total; i++) Py_DECREF(args[i]);
+        Py_DECREF(func);
+        Py_XDECREF(drop_after_push);
+        return nullptr;
+    }
     // A call of a generator function makes the generator (RETURN_GENERATOR):
     // the interpreter does that; machine code takes over at its resumes.
     bool direct = !(code->co_flags & kMakesGenerator) && (!hook_only || hook_is_evaluator(ts));
@@ -120,5 +130,7 @@ int32_t cstack_floor_tls_offset()
     __asm__("mov %%fs:0, %0" : "=r"(tp));   // x86-64 glibc: the thread pointer points at itself
     return static_cast<int32_t>(reinterpret_cast<uintptr_t>(&pyj_stack_floor) - tp);
 }
+
+const int32_t cstack_floor_offset = cstack_floor_tls_offset();
 
 }  // namespace pyjion::direct

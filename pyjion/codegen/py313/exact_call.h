@@ -96,8 +96,9 @@ namespace pyjion::direct {
 // call of its own (so it saves no registers and ends in tail calls): where
 // it could only tell by calling out (this thread's C stack not measured
 // yet, the code's instrumentation version behind the thread's) it says
-// "not compiled", and the interpreter runs that one frame, which measures
-// and catches up as it does for any frame.
+// "not compiled", and the interpreter runs that one frame (which catches
+// the code up; the first entry into machine code through call_stealing
+// measures the stack).
 [[gnu::always_inline]] inline PyjionCodeView *record_if_compiled_quick(PyThreadState *ts, PyCodeObject *code)
 {
     auto *extra = static_cast<PyjCodeExtraLayout *>(code->co_extra);
@@ -110,8 +111,14 @@ namespace pyjion::direct {
         layout::code_monitored(code)) {
         return nullptr;
     }
+    // This thread's C stack floor as the direct-call runtime keeps it (each
+    // file has its own copy of cstack_guard.h's variable; this one is
+    // measured when the thread first enters machine code through
+    // call_stealing). 0: not measured on this thread yet.
+    uintptr_t floor;
+    __asm__("movq %%fs:(%1), %0" : "=r"(floor) : "r"(static_cast<intptr_t>(cstack_floor_offset)));
     char here;
-    return reinterpret_cast<uintptr_t>(&here) < pyj_stack_floor ? nullptr : rec;
+    return floor == 0 || reinterpret_cast<uintptr_t>(&here) < floor ? nullptr : rec;
 }
 
 }  // namespace pyjion::direct

@@ -120,6 +120,8 @@ vectorcallfunc function_vectorcall();
 extern vectorcallfunc cpython_vectorcall;
 // Where PyInterpreterState keeps its eval_frame (opaque to C++).
 extern const Py_ssize_t interp_eval_frame_offset;
+// cstack_floor_tls_offset(), as a variable for code that must not call.
+extern const int32_t cstack_floor_offset;
 #else
 inline vectorcallfunc function_vectorcall() { return _PyFunction_Vectorcall; }
 #endif
