@@ -138,7 +138,6 @@ __attribute__((always_inline)) inline PyjionCodeView *entry_record(PyThreadState
 }
 }  // namespace
 
-PyjionCodeView *compiled_record(PyThreadState *ts, PyCodeObject *code) { return entry_record(ts, code); }
 
 // Releases what the frame owns (3.11's _PyFrame_Clear), with one more level
 // of recursion budget spent meanwhile, as _PyEvalFrameClearAndPop does.

@@ -93,7 +93,7 @@ void emit_stub(Emitter &em, int nargs)
     a.jne(generic);
 
     // Its record says compiled, and the hook need not see the call (as in
-    // direct::compiled_record): the frame evaluator, no profiler, no tracer.
+    // entry_record in direct_call.cpp): the frame evaluator, no profiler, no tracer.
     em.load_address(x86::r8, &direct::hook_state);
     a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, offsetof(PyThreadState, interp)));
     a.mov(x86::rax, x86::qword_ptr(x86::rax, static_cast<int32_t>(pyj_interp_eval_frame_offset())));

@@ -8,6 +8,7 @@
 #include "runtime/direct_call.h"
 
 #include "cpython/interp_state.h"
+#include "cstack_guard.h"
 #include "py313/exact_call.h"
 #include "py313/frame_runtime.h"
 
@@ -25,8 +26,6 @@ uint64_t g_vectorcall_calls = 0;
 const Py_ssize_t interp_eval_frame_offset = pyj_interp_eval_frame_offset();
 
 bool hook_is_evaluator(PyThreadState *ts) { return hook_evaluates(ts); }
-
-PyjionCodeView *compiled_record(PyThreadState *ts, PyCodeObject *code) { return record_if_compiled(ts, code); }
 
 vectorcallfunc function_vectorcall()
 {

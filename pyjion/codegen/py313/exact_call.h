@@ -7,7 +7,6 @@
 #pragma once
 
 #include "code_extra.h"
-#include "cstack_guard.h"
 #include "py313/frame.h"
 #include "runtime/direct_call.h"
 
@@ -67,22 +66,29 @@ namespace pyjion::direct {
     return frame;
 }
 
-// `code`'s record where a call enters its machine code: compiled, pyjion
-// enabled, no profiler counting calls, no tracer or monitoring wanting the
-// interpreter, and C stack left (3.13 enters compiled code through the
-// function's vectorcall, so the hook need not be the evaluator). nullptr:
-// the frame evaluator runs it.
-[[gnu::always_inline]] inline PyjionCodeView *record_if_compiled(PyThreadState *ts, PyCodeObject *code)
+// `code`'s record where its machine code may be entered as far as pyjion
+// goes: compiled, pyjion enabled, no profiler counting calls (3.13 enters
+// compiled code through the function's vectorcall, so the hook need not be
+// the evaluator). The callers add tracing and the C stack.
+[[gnu::always_inline]] inline PyjionCodeView *compiled_view(PyCodeObject *code)
 {
     auto *extra = static_cast<PyjCodeExtraLayout *>(code->co_extra);
     Py_ssize_t index = hook_state.record_index;
-    if (extra == nullptr || index < 0 || index >= extra->ce_size) return nullptr;
+    if (extra == nullptr || static_cast<size_t>(index) >= static_cast<size_t>(extra->ce_size)) return nullptr;
     auto *rec = static_cast<PyjionCodeView *>(extra->ce_extras[index]);
     if (rec == nullptr || rec->state != PYJION_CODE_COMPILED || rec->entry == nullptr || hook_state.profiling ||
-        !hook_state.enabled || layout::tracing_active(ts, code)) {
+        !hook_state.enabled) {
         return nullptr;
     }
-    return pyj_cstack_low() ? nullptr : rec;
+    return rec;
+}
+
+// compiled_view where no tracer or monitoring wants the interpreter (the
+// caller has checked the C stack). nullptr: the frame evaluator runs it.
+[[gnu::always_inline]] inline PyjionCodeView *record_if_compiled(PyThreadState *ts, PyCodeObject *code)
+{
+    PyjionCodeView *rec = compiled_view(code);
+    return rec != nullptr && !layout::tracing_active(ts, code) ? rec : nullptr;
 }
 
 // The hook is the interpreter's frame evaluator (hook_is_evaluator, inline).
@@ -92,7 +98,7 @@ namespace pyjion::direct {
     return hook_state.evaluator != nullptr && current == hook_state.evaluator;
 }
 
-// record_if_compiled for the call helper's fast path, which must make no
+// record_if_compiled, with the C stack, for the call helper's fast path, which must make no
 // call of its own (so it saves no registers and ends in tail calls): where
 // it could only tell by calling out (this thread's C stack not measured
 // yet, the code's instrumentation version behind the thread's) it says
@@ -101,12 +107,8 @@ namespace pyjion::direct {
 // measures the stack).
 [[gnu::always_inline]] inline PyjionCodeView *record_if_compiled_quick(PyThreadState *ts, PyCodeObject *code)
 {
-    auto *extra = static_cast<PyjCodeExtraLayout *>(code->co_extra);
-    Py_ssize_t index = hook_state.record_index;
-    if (extra == nullptr || static_cast<size_t>(index) >= static_cast<size_t>(extra->ce_size)) return nullptr;
-    auto *rec = static_cast<PyjionCodeView *>(extra->ce_extras[index]);
-    if (rec == nullptr || rec->state != PYJION_CODE_COMPILED || rec->entry == nullptr || hook_state.profiling ||
-        !hook_state.enabled ||
+    PyjionCodeView *rec = compiled_view(code);
+    if (rec == nullptr ||
         (ts->eval_breaker & ~static_cast<uintptr_t>(layout::kEvalEventsMask)) != code->_co_instrumentation_version ||
         layout::code_monitored(code)) {
         return nullptr;

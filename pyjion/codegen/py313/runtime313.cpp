@@ -137,6 +137,18 @@ bool call_c_function(PyThreadState *ts, PyObject *callable, PyObject *const *arg
 
 namespace {
 
+// A bound method object at base[0] with no self in base[1]: its function
+// there and its self in base[1] (new references; the method released), to
+// be called with self first. Returns the function.
+PyObject *unbind_method(PyObject **base)
+{
+    auto *bound = reinterpret_cast<PyMethodObject *>(base[0]);
+    base[1] = Py_NewRef(bound->im_self);
+    base[0] = Py_NewRef(bound->im_func);
+    Py_DECREF(bound);
+    return base[0];
+}
+
 // Every call rt313::call does not take on its fast path (a C frame of its
 // own: the fast path needs none of its saved registers).
 [[gnu::noinline]] PyObject *call_general(PyThreadState *ts, PyObject **base, int oparg, PyObject *kwnames)
@@ -148,14 +160,9 @@ namespace {
         args--;
         total++;
     } else if (Py_TYPE(callable) == &PyMethod_Type) {
-        // A bound method: its function called with self first.
         args--;
         total++;
-        auto *bound = reinterpret_cast<PyMethodObject *>(callable);
-        args[0] = Py_NewRef(bound->im_self);
-        base[0] = Py_NewRef(bound->im_func);
-        Py_DECREF(callable);
-        callable = base[0];
+        callable = unbind_method(base);
     }
     Py_ssize_t positional = total - (kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0);
     vectorcallfunc vc = Py_TYPE(callable) == &PyFunction_Type
@@ -220,11 +227,7 @@ namespace {
 // its function called with self first, as call_general would do.
 [[gnu::noinline]] PyObject *call_bound_method(PyThreadState *ts, PyObject **base, int oparg)
 {
-    auto *bound = reinterpret_cast<PyMethodObject *>(base[0]);
-    base[1] = Py_NewRef(bound->im_self);
-    base[0] = Py_NewRef(bound->im_func);
-    Py_DECREF(bound);
-    if (Py_TYPE(base[0]) == &PyFunction_Type) return call_python(ts, base, oparg);
+    if (Py_TYPE(unbind_method(base)) == &PyFunction_Type) return call_python(ts, base, oparg);
     return call_general(ts, base, oparg, nullptr);
 }
 

@@ -28,11 +28,6 @@ extern PyjionHookState hook_state;
 // The hook is the interpreter's frame evaluator (see PyjionHookState).
 bool hook_is_evaluator(PyThreadState *ts);
 
-// The record of `code` when its machine code may be entered without the hook
-// (compiled, the hook is the frame evaluator, no tracer or profiler, C stack
-// left), else nullptr.
-PyjionCodeView *compiled_record(PyThreadState *ts, PyCodeObject *code);
-
 // Releases what a finished frame owns (3.11's _PyFrame_Clear, frame objects
 // included); does not pop it.
 void clear_frame(PyThreadState *ts, _PyInterpreterFrame *frame);
