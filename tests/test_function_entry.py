@@ -239,3 +239,40 @@ def test_warmup_by_samples_needs_a_newer_cpython():
     with pytest.raises(ValueError, match="warmup must be one of"):
         pyjion.config(warmup="sometimes")
     assert pyjion.config()["warmup"] == "calls"
+
+
+@needs_313
+def test_code_given_up_by_the_optimising_tier_is_recompiled_without_the_hook():
+    # Compiled by the optimising tier for int arguments, then called with
+    # floats: its entry guard fails on every call until the tier gives the
+    # code up. The hook recompiles such code (baseline) at the next call it
+    # sees; without the hook installed that call comes through the
+    # function's vectorcall, and must recompile too, not go on in the
+    # interpreter for good.
+    out = check_python("""
+        import pyjion
+        from pyjion._eval import _sample_now, hook_installed
+        pyjion.enable()
+        def scale(x, sample=False):
+            if sample:
+                _sample_now()
+            acc = 0
+            for i in range(8):
+                acc = acc + x * i
+            return acc
+        ints = [scale(3) for _ in range(50)]
+        scale(3, sample=True)
+        first = pyjion.info(scale)
+        floats = [scale(0.5 + k) for k in range(300)]
+        after = pyjion.info(scale)
+        runs = after.run_count
+        more = [scale(k + 0.25) for k in range(20)]
+        print(hook_installed(), first.tier, after.opt_given_up, after.state, after.tier,
+              pyjion.info(scale).run_count - runs, sum(ints), sum(floats), sum(more))
+    """)
+    hooked, first_tier, given_up, state, tier, runs, ints, floats, more = out.split()
+    assert (hooked, first_tier, given_up, state, tier) == ("False", "2", "True", "compiled", "1")
+    assert runs == "20"      # every later call runs the recompiled machine code
+    assert int(ints) == 50 * 3 * 28
+    assert float(floats) == sum((0.5 + k) * 28 for k in range(300))
+    assert float(more) == sum((k + 0.25) * 28 for k in range(20))

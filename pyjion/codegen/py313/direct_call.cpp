@@ -109,7 +109,7 @@ PyObject *call_stealing(PyThreadState *ts, PyObject *func, PyObject *const *args
         rec->calls++;
         return rec->entry(ts, frame, 0);
     }
-    return pyj_eval_frame(ts, frame);
+    return direct ? run_interpreted(ts, frame, code) : pyj_eval_frame(ts, frame);
 }
 
 PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames)

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "code_extra.h"
+#include "cpython/interp_state.h"
 #include "py313/frame.h"
 #include "runtime/direct_call.h"
 
@@ -89,6 +90,28 @@ namespace pyjion::direct {
 {
     PyjionCodeView *rec = compiled_view(code);
     return rec != nullptr && !layout::tracing_active(ts, code) ? rec : nullptr;
+}
+
+// A frame pushed for `code` that does not enter machine code now: the
+// frame evaluator runs it. One exception: code whose machine code awaits
+// its recompile (PROFILING: the optimising tier's code given up, or eager
+// mode's first code) is recompiled by the hook at the next call it sees;
+// without the hook installed it sees none, so every call would go on in
+// the interpreter, through pyjion's vectorcall, slower than stock. Its
+// frame goes to the hook's entry, which recompiles and runs it. A tail call.
+[[gnu::always_inline]] inline PyObject *run_interpreted(PyThreadState *ts, _PyInterpreterFrame *frame,
+                                                        PyCodeObject *code)
+{
+    auto *extra = static_cast<PyjCodeExtraLayout *>(code->co_extra);
+    Py_ssize_t index = hook_state.record_index;
+    if (extra != nullptr && static_cast<size_t>(index) < static_cast<size_t>(extra->ce_size)) {
+        auto *rec = static_cast<PyjionCodeView *>(extra->ce_extras[index]);
+        if (rec != nullptr && rec->state == PYJION_CODE_PROFILING && hook_state.enabled &&
+            hook_state.evaluator != nullptr) {
+            return reinterpret_cast<_PyFrameEvalFunction>(hook_state.evaluator)(ts, frame, 0);
+        }
+    }
+    return pyj_eval_frame(ts, frame);
 }
 
 // The hook is the interpreter's frame evaluator (hook_is_evaluator, inline).

@@ -217,7 +217,7 @@ PyObject *unbind_method(PyObject **base)
                 rec->calls++;
                 return rec->entry(ts, frame, 0);
             }
-            return pyj_eval_frame(ts, frame);
+            return direct::run_interpreted(ts, frame, code);
         }
     }
     return call_general(ts, base, oparg, nullptr);
