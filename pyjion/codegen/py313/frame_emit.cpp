@@ -6,6 +6,8 @@
 
 #include "runtime/helpers.h"
 #include "py313/frame_runtime.h"
+#include "machine/code_heap.h"
+#include "machine/perf_map.h"
 
 namespace pyjion::frame_emit {
 
@@ -56,14 +58,16 @@ void leave_recursion(Emitter &e)
     a.add(x86::dword_ptr(Emitter::tstate, layout::kTstateCRecursionRemaining), py313::kCStackUnits);
 }
 
-// layout::tracing_active in machine code: the instrumentation version (a
-// stale one is brought up to date out of line where the interpreter's
-// instrumenting would change nothing else: py313::instrumentation_caught_up),
-// then whether the code is instrumented for any event (its active monitors,
-// a few bytes, compared out of line in the widest pieces that fit, where it
-// has monitoring data at all). At an instruction
-// boundary: the frame holds everything, so the stale path may call C.
-void tracing_check(Emitter &e, PyCodeObject *code, const Label &handoff)
+namespace {
+
+// layout::tracing_active in full: the instrumentation version (a stale one
+// is brought up to date out of line where the interpreter's instrumenting
+// would change nothing else: py313::instrumentation_caught_up), then whether
+// the code is instrumented for any event (its active monitors, a few bytes,
+// compared in the widest pieces that fit, where it has monitoring data at
+// all). At an instruction boundary: the frame holds everything, so the stale
+// path may call C. Falls through to its end where tracing is off.
+void full_tracing_check(Emitter &e, PyCodeObject *code, const Label &handoff)
 {
     auto &a = e.as();
     Label quiet = a.newLabel(), current = a.newLabel();
@@ -99,6 +103,66 @@ void tracing_check(Emitter &e, PyCodeObject *code, const Label &handoff)
         a.jmp(quiet);
     });
     a.jnz(monitored);
+    a.bind(quiet);
+}
+
+// The common case of that check, shared by every site of every function
+// (one copy stays in the instruction cache; inline it was ~50 bytes at each
+// site, after every call and at every jump target, code that fills the
+// cache of long functions): ZF set where the frame's code is current with
+// the thread's instrumentation version and has no monitoring data, so
+// nothing can be traced. Runs in the caller's context (rbx the frame, r12
+// the thread state); clobbers rax and rcx, as the inline check does.
+void emit_tracing_stub(x86::Assembler &a)
+{
+    Label done = a.newLabel();
+    a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateEvalBreaker));
+    a.and_(x86::rax, ~static_cast<int32_t>(layout::kEvalEventsMask));
+    a.mov(x86::rcx, Emitter::frame_q(layout::kFrameCode));
+    a.cmp(x86::rax, x86::qword_ptr(x86::rcx, layout::kCodeInstrumentationVersion));
+    a.jne(done);
+    a.cmp(x86::qword_ptr(x86::rcx, layout::kCodeMonitoring), 0);
+    a.bind(done);
+    a.ret();
+}
+
+const void *tracing_stub()
+{
+    static const void *stub = [] () -> const void * {
+        CodeHolder holder;
+        holder.init(Environment::host());
+        x86::Assembler a(&holder);
+        emit_tracing_stub(a);
+        void *entry = nullptr;
+        size_t size = 0;
+        if (code_heap::place(holder, &entry, &size) != kErrorOk) return nullptr;
+        perf_map::record_lasting(entry, size, "pyjion::tracing_check_stub");
+        return entry;
+    }();
+    return stub;
+}
+
+}  // namespace
+
+// The machine code's own frame runs `code` (its f_executable, which the
+// stub reads). The site calls the shared stub; where it finds anything
+// (rare: a tool was turned on or off somewhere, or the code was ever
+// monitored) the full check runs out of line.
+void tracing_check(Emitter &e, PyCodeObject *code, const Label &handoff)
+{
+    auto &a = e.as();
+    const void *stub = tracing_stub();
+    if (stub == nullptr) {
+        full_tracing_check(e, code, handoff);
+        return;
+    }
+    Label quiet = a.newLabel();
+    Label full = e.cold([code, handoff, quiet](Emitter &e) {
+        full_tracing_check(e, code, handoff);
+        e.as().jmp(quiet);
+    });
+    e.call(stub, "frame_emit::tracing_stub");
+    a.jne(full);
     a.bind(quiet);
 }
 
