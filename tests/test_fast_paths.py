@@ -245,3 +245,79 @@ def test_quickened_subscripts_emit_only_the_paths_they_saw():
     assert sizes["none"] > sizes["list"] > sizes["dict"]
     assert sizes["none"] > sizes["tuple"] > sizes["dict"]
     assert sizes["getitem"] == sizes["dict"]
+
+
+# ---- TO_BOOL (3.13) -------------------------------------------------------------------
+# A TO_BOOL site the interpreter specialised for ints, strs or None tests
+# that kind's truth inline; everything else (subclasses with their own
+# __bool__ or __len__, other types, a __bool__ that raises or returns a
+# non-bool) takes the generic path, with the interpreter's results.
+
+TRUTH_SRC = """
+def f(a, b):
+    r = []
+    if a:
+        r.append("a")
+    else:
+        r.append("not a")
+    r.append(not b)
+    n = 0
+    while a and n < 2:
+        n += 1
+    r.append(n)
+    return r
+"""
+TRUTH_WARMUPS = {"int": (5, 0), "str": ("x", ""), "none": (None, None), "unseen": None}
+
+
+class IntTrue(int):
+    def __bool__(self):
+        return True
+
+
+class StrEmptyTrue(str):
+    def __len__(self):
+        return 1
+
+
+class BoolRaises:
+    def __bool__(self):
+        raise ValueError("no truth here")
+
+
+class BoolNotBool:
+    def __bool__(self):
+        return 1
+
+
+TRUTH_VALUES = [0, 1, -1, 2**30, -(2**30), 2**70, -(2**70), True, False, None, "", "a", "".join([]),
+                str(b"", "ascii"), "é" * 3, [], [0], (), 0.0, 2.5, IntTrue(0), StrEmptyTrue(""), BoolRaises(),
+                BoolNotBool()]
+
+
+def truth_warmed(kind):
+    return warmed(kind, TRUTH_SRC, TRUTH_WARMUPS, first=(1, 0))
+
+
+truth_warmed.kinds = TRUTH_WARMUPS
+
+
+@pytest.mark.parametrize("kind", sorted(TRUTH_WARMUPS))
+def test_profiled_truth_tests_keep_the_interpreters_results(kind):
+    same_outcomes_when_warmed(truth_warmed, kind, TRUTH_SRC, list(itertools.product(TRUTH_VALUES, TRUTH_VALUES)))
+
+
+def test_profiled_truth_tests_release_the_values_they_test():
+    # Ints and strs made at run time, tested and dropped: the inline path
+    # must release each (a leak or an extra release shows in the counts).
+    import sys
+    f = truth_warmed("int")
+    try:
+        big = 10 ** 40
+        before = sys.getrefcount(big)
+        for _ in range(100):
+            f(big, big)
+        assert sys.getrefcount(big) == before
+        assert [f(k * 7, k) for k in range(3)] == [["not a", True, 0], ["a", False, 2], ["a", False, 2]]
+    finally:
+        pyjion.disable()

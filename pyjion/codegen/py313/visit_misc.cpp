@@ -6,6 +6,7 @@
 #include "baseline/compiler.h"
 
 #include "front/opcodes.h"
+#include "front/site_profile.h"
 #include "runtime/helpers.h"
 #include "baseline/specialize.h"
 #include "baseline/visit_util.h"
@@ -20,12 +21,61 @@ using visit::push_result;
 
 namespace {
 
+// The kind of value a TO_BOOL site saw in the interpreter (its specialised
+// form), for which the machine code tests truth inline; kNone: none of them.
+enum class TruthKind { kNone, kInt, kNoneValue, kStr };
+
+TruthKind profiled_truth(Compiler &c)
+{
+    SiteProfile seen = site_profile(c.code(), c.current());
+    if (seen.state != SiteState::kSpecialised) return TruthKind::kNone;
+    if (seen.type == SeenType::kInt) return TruthKind::kInt;
+    if (seen.type == SeenType::kStr) return TruthKind::kStr;
+    if (seen.quickened == TO_BOOL_NONE) return TruthKind::kNoneValue;
+    return TruthKind::kNone;
+}
+
+// The truth of the value in rdi, of the kind the site saw, into the top
+// slot (the value released; an int or a str dies without running any
+// code); anything else jumps to `convert`.
+void inline_truth(Compiler &c, TruthKind kind, const Label &convert)
+{
+    auto &a = c.as();
+    auto &em = c.em();
+    if (kind == TruthKind::kNoneValue) {
+        em.load_address(x86::rax, Py_None);
+        a.cmp(x86::rdi, x86::rax);
+        a.jne(convert);
+        em.load_address(x86::rax, Py_False);
+        a.mov(c.top(0), x86::rax);
+        em.decref_no_dealloc(x86::rdi);
+        return;
+    }
+    em.load_address(x86::rax, kind == TruthKind::kInt ? &PyLong_Type : &PyUnicode_Type);
+    a.cmp(x86::rax, x86::qword_ptr(x86::rdi, offsetof(PyObject, ob_type)));
+    a.jne(convert);
+    if (kind == TruthKind::kInt) {
+        // Zero is the sign bits' "zero" (lv_tag & 3 == 1): False, else True.
+        a.mov(x86::eax, x86::dword_ptr(x86::rdi, layout::kLongTag));
+        a.and_(x86::eax, layout::kLongSignMask);
+        a.cmp(x86::eax, 1);
+    } else {
+        a.cmp(x86::qword_ptr(x86::rdi, offsetof(PyASCIIObject, length)), 0);
+    }
+    em.load_address(x86::rax, Py_False);
+    em.load_address(x86::rcx, Py_True);
+    a.cmovne(x86::rax, x86::rcx);
+    a.mov(c.top(0), x86::rax);
+    em.decref(x86::rdi, c.current().index);
+}
+
 // The value on top of the stack becomes its truth, True or False (kept as is
-// when it is one already: the common case after a comparison). A __bool__ or
-// __len__ that ran may have switched tracing on: the slow path checks before
-// the next instruction, so no check is due after TO_BOOL's fast path
-// (Compiler::may_start_tracing).
-void top_to_bool(Compiler &c)
+// when it is one already: the common case after a comparison; TO_BOOL tests
+// an int, a str or None inline where the interpreter's site saw one). A
+// __bool__ or __len__ that ran may have switched tracing on: the slow path
+// checks before the next instruction, so no check is due after TO_BOOL's
+// fast path (Compiler::may_start_tracing).
+void top_to_bool(Compiler &c, TruthKind kind)
 {
     auto &a = c.as();
     auto &em = c.em();
@@ -37,7 +87,12 @@ void top_to_bool(Compiler &c)
     a.je(done);
     em.load_address(x86::rax, Py_False);
     a.cmp(x86::rdi, x86::rax);
-    a.jne(convert);
+    if (kind == TruthKind::kNone) {
+        a.jne(convert);
+    } else {
+        a.je(done);
+        inline_truth(c, kind, convert);
+    }
     em.out_of_line([&] {
         a.bind(convert);
         c.set_prev_instr();
@@ -72,10 +127,10 @@ void Compiler::visit_COMPARE_OP(const Instr &ins)
     int op = ins.oparg >> 5;
     if (op < Py_LT || op > Py_GE) unsupported(ins);
     emit_compare_op(*this, op);
-    if ((ins.oparg & 16) && !fused_next_) top_to_bool(*this);
+    if ((ins.oparg & 16) && !fused_next_) top_to_bool(*this, TruthKind::kNone);
 }
 
-void Compiler::visit_TO_BOOL(const Instr &) { top_to_bool(*this); }
+void Compiler::visit_TO_BOOL(const Instr &) { top_to_bool(*this, profiled_truth(*this)); }
 
 // The value is a bool (TO_BOOL or a comparison made it); pop_jump_if_bool
 // still takes any object.
