@@ -1,8 +1,11 @@
-"""Differential tests of the inline int/float fast paths of BINARY_OP and
-COMPARE_OP (and COMPARE_OP fused with a conditional jump): every operator on
-values at the edges of the fast paths must give exactly the interpreter's
-result or exception."""
+"""Differential tests of the fast paths machine code takes for values of
+known kinds: the inline int/float paths of BINARY_OP and COMPARE_OP (and
+COMPARE_OP fused with a conditional jump), and the sites compiled after the
+interpreter specialised them (3.13's TO_BOOL_INT/_STR/_NONE, CALL_LEN,
+CALL_ISINSTANCE): every operation on values at the edges of the fast paths
+must give exactly the interpreter's result or exception."""
 import itertools
+import json
 import math
 
 import pytest
@@ -321,3 +324,89 @@ def test_profiled_truth_tests_release_the_values_they_test():
         assert [f(k * 7, k) for k in range(3)] == [["not a", True, 0], ["a", False, 2], ["a", False, 2]]
     finally:
         pyjion.disable()
+
+
+# ---- CALL_LEN / CALL_ISINSTANCE (3.13) --------------------------------------------------
+# A call site the interpreter specialised for the builtin len or isinstance
+# does the builtin's work without the call's dispatch while the callee is
+# still that builtin; a rebound name, a bound form, wrong arguments and
+# objects with __len__ / __instancecheck__ of their own keep their results.
+
+BUILTIN_CALLS_SRC = """
+def f(x, cls):
+    return len(x), isinstance(x, cls)
+"""
+
+
+class Sized:
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+
+class Meta(type):
+    def __instancecheck__(cls, inst):
+        return inst == "anything"
+
+
+class Anything(metaclass=Meta):
+    pass
+
+
+BUILTIN_ARGS = [[1, 2, 3], (), "abcd", {1: 2}, b"xy", Sized(5), Sized(-1), 7, None, "anything"]
+BUILTIN_CLASSES = [list, str, (int, tuple), Anything, 3, (list, "x")]
+
+
+def builtin_calls_warmed(kind):
+    return warmed(kind, BUILTIN_CALLS_SRC, {"builtins": ([1], list), "unseen": None}, first=([1], list))
+
+
+builtin_calls_warmed.kinds = ("builtins", "unseen")
+
+
+@pytest.mark.parametrize("kind", builtin_calls_warmed.kinds)
+def test_len_and_isinstance_sites_keep_the_interpreters_results(kind):
+    same_outcomes_when_warmed(builtin_calls_warmed, kind, BUILTIN_CALLS_SRC,
+                              list(itertools.product(BUILTIN_ARGS, BUILTIN_CLASSES)))
+
+
+def test_len_and_isinstance_sites_follow_a_rebound_name():
+    f = builtin_calls_warmed("builtins")
+    try:
+        assert f([1, 2], list) == (2, True)
+        f.__globals__["len"] = lambda x: "own len"
+        f.__globals__["isinstance"] = max     # another builtin function in its place
+        assert f(2, 7) == ("own len", 7)
+        del f.__globals__["len"], f.__globals__["isinstance"]
+        assert f("abc", str) == (3, True)
+    finally:
+        pyjion.disable()
+
+
+def test_a_builtin_rebound_in_builtins_is_not_taken_for_len():
+    # The site specialised for the real len; builtins.len is another C
+    # builtin by the time machine code first runs such a site in the process
+    # (that is when the helper looks the builtin up): that one is called.
+    from jitcheck import check_python
+    out = check_python("""
+        import builtins, json, pyjion
+        real_len, real_isinstance = len, isinstance
+        def f(x, cls):
+            return len(x), isinstance(x, cls)
+        for _ in range(300):
+            f([1], list)
+        pyjion.enable(threshold=0)
+        builtins.len = abs
+        builtins.isinstance = divmod
+        got = f(-4, 7)
+        builtins.len, builtins.isinstance = real_len, real_isinstance
+        sites = [s.quickened for s in pyjion.info(f).site_profile if s.opname == "CALL"]
+        print(json.dumps([pyjion.info(f).compiled, sites, repr(got)]))
+    """)
+    from jitcheck import PY313
+    compiled, sites, got = json.loads(out)
+    assert compiled and got == "(4, (-1, 3))"
+    if PY313:   # (3.11 has no such forms)
+        assert sites == ["CALL_LEN", "CALL_ISINSTANCE"]

@@ -9,6 +9,8 @@
 #include "runtime/direct_call.h"
 #include "runtime/profiled_call.h"
 
+#include <cstring>
+
 namespace pyjion::rt313 {
 
 namespace {
@@ -243,6 +245,61 @@ PyObject *call(PyThreadState *ts, PyObject **base, int oparg, PyObject *kwnames)
         if (type == &PyMethod_Type && base[1] == nullptr) return call_bound_method(ts, base, oparg);
     }
     return call_general(ts, base, oparg, kwnames);
+}
+
+namespace {
+
+// The C function of the builtin `name` (read once from the builtins module,
+// and taken only if what is there is still that builtin: a C function of
+// that name whose module is builtins; a program that had rebound it keeps
+// the generic call). A callable is that builtin when it is a builtin
+// function object running this C function, whoever holds it.
+PyCFunction builtin_meth(const char *name)
+{
+    PyCFunction meth = nullptr;
+    PyObject *module = PyImport_ImportModule("builtins");
+    PyObject *fn = module != nullptr ? PyObject_GetAttrString(module, name) : nullptr;
+    if (fn != nullptr && PyCFunction_CheckExact(fn) && PyCFunction_GET_SELF(fn) == module &&
+        strcmp(reinterpret_cast<PyCFunctionObject *>(fn)->m_ml->ml_name, name) == 0) {
+        meth = PyCFunction_GET_FUNCTION(fn);
+    }
+    Py_XDECREF(fn);
+    Py_XDECREF(module);
+    PyErr_Clear();
+    return meth;
+}
+
+bool is_builtin(PyObject *callable, PyCFunction meth)
+{
+    return meth != nullptr && Py_TYPE(callable) == &PyCFunction_Type &&
+           reinterpret_cast<PyCFunctionObject *>(callable)->m_ml->ml_meth == meth;
+}
+
+}  // namespace
+
+PyObject *call_len(PyThreadState *ts, PyObject **base)
+{
+    static const PyCFunction len = builtin_meth("len");
+    // (The profiler times C calls: they go the generic way while it runs.)
+    if (base[1] != nullptr || prof::on() || !is_builtin(base[0], len)) return call(ts, base, 1, nullptr);
+    PyObject *arg = base[2];
+    Py_ssize_t n = PyObject_Length(arg);
+    PyObject *res = n < 0 ? nullptr : PyLong_FromSsize_t(n);
+    Py_DECREF(arg);
+    Py_DECREF(base[0]);
+    return res;
+}
+
+PyObject *call_isinstance(PyThreadState *ts, PyObject **base)
+{
+    static const PyCFunction isinstance = builtin_meth("isinstance");
+    if (base[1] != nullptr || prof::on() || !is_builtin(base[0], isinstance)) return call(ts, base, 2, nullptr);
+    PyObject *inst = base[2], *cls = base[3];
+    int r = PyObject_IsInstance(inst, cls);
+    Py_DECREF(inst);
+    Py_DECREF(cls);
+    Py_DECREF(base[0]);
+    return r < 0 ? nullptr : Py_NewRef(r ? Py_True : Py_False);
 }
 
 namespace {

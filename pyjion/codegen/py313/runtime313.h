@@ -37,6 +37,13 @@ int store_attr_site(PyObject **sp, PyObject *name, const _Py_CODEUNIT *site);
 // Everything consumed; the result or NULL.
 PyObject *call(PyThreadState *ts, PyObject **base, int oparg, PyObject *kwnames);
 
+// CALL where the interpreter specialised the site as CALL_LEN (oparg 1) or
+// CALL_ISINSTANCE (oparg 2): the builtin's work without the call's dispatch
+// where base[0] is still the builtin `len` / `isinstance` and there is no
+// self; anything else is call()'s. Everything consumed; the result or NULL.
+PyObject *call_len(PyThreadState *ts, PyObject **base);
+PyObject *call_isinstance(PyThreadState *ts, PyObject **base);
+
 // LOAD_ATTR where the interpreter specialised the site as a property whose
 // getter is the Python function `fget` (LOAD_ATTR_PROPERTY), the owner's type
 // version checked by machine code: [owner] -> [fget(owner)], the getter

@@ -7,6 +7,7 @@
 // (py313/runtime313.h), since 3.11's call caches (py311/visit_calls.cpp)
 // assume 3.11's object layouts and stack shapes.
 #include "baseline/compiler.h"
+#include "front/site_profile.h"
 
 #include "front/opcodes.h"
 #include "runtime/helpers.h"
@@ -246,9 +247,14 @@ void Compiler::visit_CALL(const Instr &ins)
     int base = depth() - ins.oparg - 2;
     if (base < 0) unsupported(ins);
     set_prev_instr();
+    int form = site_profile(code(), ins).quickened;
     if (uint32_t version = pyj313_alloc_init_version(site_of(code(), ins))) {
         // a class with a Python __init__ (CALL_ALLOC_AND_ENTER_INIT)
         em().call<&rt313::call_alloc_init>(Emitter::tstate, Lea(em().stack(base)), ins.oparg, version);
+    } else if (form == CALL_LEN && ins.oparg == 1) {
+        em().call<&rt313::call_len>(Emitter::tstate, Lea(em().stack(base)));
+    } else if (form == CALL_ISINSTANCE && ins.oparg == 2) {
+        em().call<&rt313::call_isinstance>(Emitter::tstate, Lea(em().stack(base)));
     } else {
         em().call<&rt313::call>(Emitter::tstate, Lea(em().stack(base)), ins.oparg, nullptr);
     }
