@@ -8,10 +8,9 @@
 
 #include "runtime/attr_cache.h"
 #include "baseline/cache_guards.h"
-#include "machine/code_heap.h"
 #include "machine/emitter.h"
 #include "runtime/inline_cache.h"
-#include "machine/perf_map.h"
+#include "machine/process_stub.h"
 
 #include "internal/pycore_moduleobject.h"   // PyModuleObject
 
@@ -201,37 +200,23 @@ void emit_load_global(x86::Assembler &a)
     a.ret();
 }
 
-template <class Emit>
-const void *make(const char *name, Emit emit)
-{
-    CodeHolder holder;
-    holder.init(Environment::host());
-    x86::Assembler a(&holder);
-    emit(a);
-    void *entry = nullptr;
-    size_t size = 0;
-    if (code_heap::place(holder, &entry, &size) != kErrorOk) return nullptr;
-    perf_map::record_lasting(entry, size, name);
-    return entry;
-}
-
 }  // namespace
 
 const void *load_attr()
 {
-    static const void *stub = make("pyjion::load_attr_stub", emit_load_attr);
+    static const void *stub = make_process_stub("pyjion::load_attr_stub", emit_load_attr);
     return stub;
 }
 
 const void *load_method()
 {
-    static const void *stub = make("pyjion::load_method_stub", emit_load_method);
+    static const void *stub = make_process_stub("pyjion::load_method_stub", emit_load_method);
     return stub;
 }
 
 const void *load_global()
 {
-    static const void *stub = make("pyjion::load_global_stub", emit_load_global);
+    static const void *stub = make_process_stub("pyjion::load_global_stub", emit_load_global);
     return stub;
 }
 

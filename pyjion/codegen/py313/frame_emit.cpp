@@ -6,8 +6,7 @@
 
 #include "runtime/helpers.h"
 #include "py313/frame_runtime.h"
-#include "machine/code_heap.h"
-#include "machine/perf_map.h"
+#include "machine/process_stub.h"
 
 namespace pyjion::frame_emit {
 
@@ -128,17 +127,7 @@ void emit_tracing_stub(x86::Assembler &a)
 
 const void *tracing_stub()
 {
-    static const void *stub = [] () -> const void * {
-        CodeHolder holder;
-        holder.init(Environment::host());
-        x86::Assembler a(&holder);
-        emit_tracing_stub(a);
-        void *entry = nullptr;
-        size_t size = 0;
-        if (code_heap::place(holder, &entry, &size) != kErrorOk) return nullptr;
-        perf_map::record_lasting(entry, size, "pyjion::tracing_check_stub");
-        return entry;
-    }();
+    static const void *stub = make_process_stub("pyjion::tracing_check_stub", emit_tracing_stub);
     return stub;
 }
 
