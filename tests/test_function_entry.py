@@ -276,3 +276,45 @@ def test_code_given_up_by_the_optimising_tier_is_recompiled_without_the_hook():
     assert int(ints) == 50 * 3 * 28
     assert float(floats) == sum((0.5 + k) * 28 for k in range(300))
     assert float(more) == sum((k + 0.25) * 28 for k in range(20))
+
+
+@needs_313
+def test_code_awaiting_its_recompile_goes_to_another_pep523_evaluator_installed_after_pyjion():
+    # Such a frame goes to the hook's entry to be recompiled only where the
+    # hook (or nothing) is the evaluator: a debugger's PEP 523 function,
+    # installed later, is given the frame as the interpreter would give it.
+    pytest.importorskip("_testinternalcapi", reason="this CPython build has no _testinternalcapi")
+    out = check_python("""
+        import json, pyjion, _testinternalcapi
+        from pyjion._eval import _sample_now
+        pyjion.enable()
+        def scale(x, sample=False):
+            if sample:
+                _sample_now()
+            acc = 0
+            for i in range(8):
+                acc = acc + x * i
+            return acc
+        def caller(x, sample=False):
+            if sample:
+                _sample_now()
+            return scale(x) + 1
+        for _ in range(50):
+            scale(3)
+            caller(3)
+        scale(3, sample=True)
+        caller(3, sample=True)
+        k = 0
+        while pyjion.info(scale).pgc == 2 and k < 1000:   # until the tier gives scale's code up
+            scale(0.5 + k)
+            k += 1
+        awaiting = pyjion.info(scale).opt_given_up and pyjion.info(scale).pgc == 1
+        seen = []
+        _testinternalcapi.set_eval_frame_record(seen)
+        try:
+            r = caller(2.5)
+        finally:
+            _testinternalcapi.set_eval_frame_default()
+        print(json.dumps([awaiting, pyjion.info(caller).compiled, r, [s for s in seen if s in ("scale", "caller")]]))
+    """)
+    assert json.loads(out) == [True, True, 71.0, ["scale"]]

@@ -98,13 +98,16 @@ namespace pyjion::direct {
 // mode's first code) is recompiled by the hook at the next call it sees;
 // without the hook installed it sees none, so every call would go on in
 // the interpreter, through pyjion's vectorcall, slower than stock. Its
-// frame goes to the hook's entry, which recompiles and runs it. A tail call.
+// frame goes to the hook's entry, which recompiles and runs it (not where
+// another PEP 523 function, a debugger's, is the evaluator). A tail call.
 [[gnu::always_inline]] inline PyObject *run_interpreted(PyThreadState *ts, _PyInterpreterFrame *frame,
                                                         PyCodeObject *code)
 {
     auto *extra = static_cast<PyjCodeExtraLayout *>(code->co_extra);
     Py_ssize_t index = hook_state.record_index;
-    if (extra != nullptr && static_cast<size_t>(index) < static_cast<size_t>(extra->ce_size)) {
+    void *evaluator = *reinterpret_cast<void **>(reinterpret_cast<char *>(ts->interp) + interp_eval_frame_offset);
+    if ((evaluator == nullptr || evaluator == hook_state.evaluator) && extra != nullptr &&
+        static_cast<size_t>(index) < static_cast<size_t>(extra->ce_size)) {
         auto *rec = static_cast<PyjionCodeView *>(extra->ce_extras[index]);
         if (rec != nullptr && rec->state == PYJION_CODE_PROFILING && hook_state.enabled &&
             hook_state.evaluator != nullptr) {
