@@ -289,7 +289,15 @@ void Compiler::emit_tracing_check_at(int start, int depth)
     Label deopt = tier_ && tier_->holds_unboxed()
                       ? tier_->exit(unboxed::kExitTracing, bytecode_.instr_at(start), depth)
                       : tracing_exit(start, depth);
-    frame_emit::tracing_check(em_, code_, deopt);
+    frame_emit::tracing_check(em_, code_, deopt, in_loop(start));
+}
+
+// Whether code unit `unit` lies in a loop (from a backward jump's target to
+// the jump: find_loops; generators have none there).
+bool Compiler::in_loop(int unit) const
+{
+    return std::any_of(loops_.begin(), loops_.end(),
+                       [unit](const LoopHeader &l) { return l.header <= unit && unit <= l.end; });
 }
 
 // What every hand-over of the frame does first (rax: its instruction

@@ -133,6 +133,7 @@ private:
 
 public:
     void emit_tracing_check_at(int start, int depth);
+    bool in_loop(int unit) const;
     asmjit::Label tracing_exit(int start, int depth);
     // Where the optimising tier's side exits (and its entry checks, at the
     // first instruction) go on at `start` with `depth` values: the baseline

@@ -32,7 +32,9 @@ void leave_recursion(Emitter &e);
 // Jumps to `handoff` when the code must run in the interpreter because a
 // tracer, profiler or sys.monitoring wants to see it (3.11: use_tracing;
 // 3.13: the instrumentation version of `code` is not the thread's).
-void tracing_check(Emitter &e, PyCodeObject *code, const asmjit::Label &handoff);
+// `in_loop`: the check runs on every turn of a loop, so it stays inline
+// where a version shares the check's common case among sites elsewhere.
+void tracing_check(Emitter &e, PyCodeObject *code, const asmjit::Label &handoff, bool in_loop);
 
 // A hand-off to the interpreter at an instruction that may carry a line
 // event (a line start or a jump target), with the frame's position and

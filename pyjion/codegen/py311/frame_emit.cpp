@@ -62,7 +62,7 @@ void leave_recursion(Emitter &e)
     e.as().inc(x86::dword_ptr(Emitter::tstate, layout::kTstateRecursionRemaining));
 }
 
-void tracing_check(Emitter &e, PyCodeObject *, const Label &handoff)
+void tracing_check(Emitter &e, PyCodeObject *, const Label &handoff, bool)
 {
     auto &a = e.as();
     a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, layout::kTstateCFrame));

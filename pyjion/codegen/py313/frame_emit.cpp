@@ -134,13 +134,15 @@ const void *tracing_stub()
 }  // namespace
 
 // The machine code's own frame runs `code` (its f_executable, which the
-// stub reads). The site calls the shared stub; where it finds anything
-// (rare: a tool was turned on or off somewhere, or the code was ever
-// monitored) the full check runs out of line.
-void tracing_check(Emitter &e, PyCodeObject *code, const Label &handoff)
+// stub reads). Outside loops the site calls the shared stub (code that runs
+// once per call is fetched cold: its bytes cost more than a call and a
+// return); where the stub finds anything (rare: a tool was turned on or off
+// somewhere, or the code was ever monitored) the full check runs out of
+// line. Inside a loop, which stays in the cache, the check is inline.
+void tracing_check(Emitter &e, PyCodeObject *code, const Label &handoff, bool in_loop)
 {
     auto &a = e.as();
-    const void *stub = tracing_stub();
+    const void *stub = in_loop ? nullptr : tracing_stub();
     if (stub == nullptr) {
         full_tracing_check(e, code, handoff);
         return;
