@@ -3,6 +3,7 @@ CPython 3.13's default, where pyjion installs no PEP 523 hook. Programs run
 in fresh interpreters with PYJION=1 and stock; their output must be the same.
 On 3.11 the mode does not exist and asking for it is an error."""
 import json
+import textwrap
 
 import pytest
 
@@ -241,6 +242,23 @@ def test_warmup_by_samples_needs_a_newer_cpython():
     assert pyjion.config()["warmup"] == "calls"
 
 
+# pyjion enabled with its defaults (3.13: no hook) and `scale`, which one
+# forced sample compiles with the optimising tier once it ran on ints; float
+# arguments then fail its entry guard until the tier gives the code up.
+SCALE_PROGRAM = textwrap.dedent("""
+    import pyjion
+    from pyjion._eval import _sample_now
+    pyjion.enable()
+    def scale(x, sample=False):
+        if sample:
+            _sample_now()
+        acc = 0
+        for i in range(8):
+            acc = acc + x * i
+        return acc
+""")
+
+
 @needs_313
 def test_code_given_up_by_the_optimising_tier_is_recompiled_without_the_hook():
     # Compiled by the optimising tier for int arguments, then called with
@@ -249,17 +267,8 @@ def test_code_given_up_by_the_optimising_tier_is_recompiled_without_the_hook():
     # sees; without the hook installed that call comes through the
     # function's vectorcall, and must recompile too, not go on in the
     # interpreter for good.
-    out = check_python("""
-        import pyjion
-        from pyjion._eval import _sample_now, hook_installed
-        pyjion.enable()
-        def scale(x, sample=False):
-            if sample:
-                _sample_now()
-            acc = 0
-            for i in range(8):
-                acc = acc + x * i
-            return acc
+    out = check_python(SCALE_PROGRAM + textwrap.dedent("""
+        from pyjion._eval import hook_installed
         ints = [scale(3) for _ in range(50)]
         scale(3, sample=True)
         first = pyjion.info(scale)
@@ -269,7 +278,7 @@ def test_code_given_up_by_the_optimising_tier_is_recompiled_without_the_hook():
         more = [scale(k + 0.25) for k in range(20)]
         print(hook_installed(), first.tier, after.opt_given_up, after.state, after.tier,
               pyjion.info(scale).run_count - runs, sum(ints), sum(floats), sum(more))
-    """)
+    """))
     hooked, first_tier, given_up, state, tier, runs, ints, floats, more = out.split()
     assert (hooked, first_tier, given_up, state, tier) == ("False", "2", "True", "compiled", "1")
     assert runs == "20"      # every later call runs the recompiled machine code
@@ -284,17 +293,8 @@ def test_code_awaiting_its_recompile_goes_to_another_pep523_evaluator_installed_
     # hook (or nothing) is the evaluator: a debugger's PEP 523 function,
     # installed later, is given the frame as the interpreter would give it.
     pytest.importorskip("_testinternalcapi", reason="this CPython build has no _testinternalcapi")
-    out = check_python("""
-        import json, pyjion, _testinternalcapi
-        from pyjion._eval import _sample_now
-        pyjion.enable()
-        def scale(x, sample=False):
-            if sample:
-                _sample_now()
-            acc = 0
-            for i in range(8):
-                acc = acc + x * i
-            return acc
+    out = check_python(SCALE_PROGRAM + textwrap.dedent("""
+        import json, _testinternalcapi
         def caller(x, sample=False):
             if sample:
                 _sample_now()
@@ -316,5 +316,5 @@ def test_code_awaiting_its_recompile_goes_to_another_pep523_evaluator_installed_
         finally:
             _testinternalcapi.set_eval_frame_default()
         print(json.dumps([awaiting, pyjion.info(caller).compiled, r, [s for s in seen if s in ("scale", "caller")]]))
-    """)
+    """))
     assert json.loads(out) == [True, True, 71.0, ["scale"]]

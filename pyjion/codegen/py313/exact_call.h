@@ -67,16 +67,29 @@ namespace pyjion::direct {
     return frame;
 }
 
+// What the hook's record of `code` tells machine code, or nullptr (no
+// record; no record index yet: -1 compares above every size).
+[[gnu::always_inline]] inline PyjionCodeView *code_view(PyCodeObject *code)
+{
+    auto *extra = static_cast<PyjCodeExtraLayout *>(code->co_extra);
+    Py_ssize_t index = hook_state.record_index;
+    if (extra == nullptr || static_cast<size_t>(index) >= static_cast<size_t>(extra->ce_size)) return nullptr;
+    return static_cast<PyjionCodeView *>(extra->ce_extras[index]);
+}
+
+// The interpreter's frame evaluation function (NULL: its own).
+[[gnu::always_inline]] inline void *frame_evaluator(PyThreadState *ts)
+{
+    return *reinterpret_cast<void **>(reinterpret_cast<char *>(ts->interp) + interp_eval_frame_offset);
+}
+
 // `code`'s record where its machine code may be entered as far as pyjion
 // goes: compiled, pyjion enabled, no profiler counting calls (3.13 enters
 // compiled code through the function's vectorcall, so the hook need not be
 // the evaluator). The callers add tracing and the C stack.
 [[gnu::always_inline]] inline PyjionCodeView *compiled_view(PyCodeObject *code)
 {
-    auto *extra = static_cast<PyjCodeExtraLayout *>(code->co_extra);
-    Py_ssize_t index = hook_state.record_index;
-    if (extra == nullptr || static_cast<size_t>(index) >= static_cast<size_t>(extra->ce_size)) return nullptr;
-    auto *rec = static_cast<PyjionCodeView *>(extra->ce_extras[index]);
+    PyjionCodeView *rec = code_view(code);
     if (rec == nullptr || rec->state != PYJION_CODE_COMPILED || rec->entry == nullptr || hook_state.profiling ||
         !hook_state.enabled) {
         return nullptr;
@@ -103,16 +116,11 @@ namespace pyjion::direct {
 [[gnu::always_inline]] inline PyObject *run_interpreted(PyThreadState *ts, _PyInterpreterFrame *frame,
                                                         PyCodeObject *code)
 {
-    auto *extra = static_cast<PyjCodeExtraLayout *>(code->co_extra);
-    Py_ssize_t index = hook_state.record_index;
-    void *evaluator = *reinterpret_cast<void **>(reinterpret_cast<char *>(ts->interp) + interp_eval_frame_offset);
-    if ((evaluator == nullptr || evaluator == hook_state.evaluator) && extra != nullptr &&
-        static_cast<size_t>(index) < static_cast<size_t>(extra->ce_size)) {
-        auto *rec = static_cast<PyjionCodeView *>(extra->ce_extras[index]);
-        if (rec != nullptr && rec->state == PYJION_CODE_PROFILING && hook_state.enabled &&
-            hook_state.evaluator != nullptr) {
-            return reinterpret_cast<_PyFrameEvalFunction>(hook_state.evaluator)(ts, frame, 0);
-        }
+    void *evaluator = frame_evaluator(ts);
+    PyjionCodeView *rec = code_view(code);
+    if (rec != nullptr && rec->state == PYJION_CODE_PROFILING && hook_state.enabled &&
+        hook_state.evaluator != nullptr && (evaluator == nullptr || evaluator == hook_state.evaluator)) {
+        return reinterpret_cast<_PyFrameEvalFunction>(hook_state.evaluator)(ts, frame, 0);
     }
     return pyj_eval_frame(ts, frame);
 }
@@ -120,8 +128,7 @@ namespace pyjion::direct {
 // The hook is the interpreter's frame evaluator (hook_is_evaluator, inline).
 [[gnu::always_inline]] inline bool hook_evaluates(PyThreadState *ts)
 {
-    void *current = *reinterpret_cast<void **>(reinterpret_cast<char *>(ts->interp) + interp_eval_frame_offset);
-    return hook_state.evaluator != nullptr && current == hook_state.evaluator;
+    return hook_state.evaluator != nullptr && frame_evaluator(ts) == hook_state.evaluator;
 }
 
 // record_if_compiled, with the C stack, for the call helper's fast path, which must make no
