@@ -115,7 +115,7 @@ def is_enabled():
 
 def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile=None, jit=None,
            max_instructions=None, dump_asm=None, perf_map=None, compact_above=None, opt=None,
-           tree_depth=None, tree_nodes=None, warmup=None):
+           tree_depth=None, tree_nodes=None, warmup=None, profile_clock=None):
     """Changes settings (None keeps one) and returns them all. max_instructions:
     code objects with more bytecode instructions stay in the interpreter
     (reason "code object too large"; 0 = no limit). compact_above: code
@@ -141,12 +141,17 @@ def config(threshold=None, level=None, pgc=None, debug=None, graph=None, profile
     tree_depth, tree_nodes: bounds of the profiler's call tree
     (pyjion.calltree): deeper paths, and new paths once it holds that many
     nodes, are charged to their deepest recorded ancestor (defaults 256 and
-    200,000)."""
+    200,000). profile_clock: what times the profiler's calls, "ticks"
+    (default: a clock that a helper thread advances every 100 microseconds,
+    read with one load per call; times are statistical, as a sampling
+    profiler's, counts exact) or "tsc" (the CPU's time-stamp counter, exact
+    per call, at ~20 ns more per call); it changes only while the profiler
+    is off, and forgets the profile's statistics when it does."""
     if dump_asm is not None and dump_asm is not False and not isinstance(dump_asm, (str, os.PathLike)):
         raise TypeError("dump_asm must be a path, \"-\" or False, not %s" % type(dump_asm).__name__)
     _eval.set_config(threshold=threshold, pgc=pgc, debug=debug, profile=profile, jit=jit,
                      max_instructions=max_instructions, compact_above=compact_above, opt=opt,
-                     warmup=warmup)
+                     warmup=warmup, profile_clock=profile_clock)
     if dump_asm is not None:
         from . import _codegen
         path = os.fspath(dump_asm) if dump_asm is not False else ""

@@ -70,7 +70,8 @@ def config(threshold: Optional[int] = None, level: Optional[int] = None, pgc: Op
            dump_asm: Union[str, "os.PathLike[str]", bool, None] = None,
            perf_map: Optional[bool] = None, compact_above: Optional[int] = None,
            opt: Union[str, bool, None] = None, tree_depth: Optional[int] = None,
-           tree_nodes: Optional[int] = None, warmup: Optional[str] = None) -> Dict[str, Any]:
+           tree_nodes: Optional[int] = None, warmup: Optional[str] = None,
+           profile_clock: Optional[str] = None) -> Dict[str, Any]:
     """Change settings (None = keep) and return all of them as a dict, incl. "unsupported":
     the names of settings accepted for Pyjion compatibility that have no effect here.
     warmup: "calls" (the hook counts calls up to threshold; 3.11's only mode) or "samples"
@@ -79,6 +80,9 @@ def config(threshold: Optional[int] = None, level: Optional[int] = None, pgc: Op
     profiler install the hook either way.
     tree_depth, tree_nodes: bounds of the profiler's call tree (pyjion.calltree; defaults
     256 and 200,000): deeper or new paths past them go to their deepest recorded ancestor.
+    profile_clock: "ticks" (default: a clock a helper thread advances every 100 us, one load
+    per call; statistical times, exact counts) or "tsc" (the time-stamp counter, exact per
+    call, ~20 ns more per call); changes only while the profiler is off (forgets its stats).
     max_instructions: larger code objects stay interpreted (IncompatibleSize); 0 = no limit.
     compact_above: longer code objects (code units, caches included; default 128) get
     compact machine code: attribute and global lookups call code shared by all sites

@@ -71,6 +71,7 @@ cdef extern from "codegen_api.h":
         int enabled
         int (*c_call_begin)(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
         void (*c_call_end)(PyjionProfCall *ctx) noexcept
+        PyObject *(*profiled_entry)(PyThreadState *ts, void *frame, int throwflag, PyjionCodeView *view) noexcept
     ctypedef struct PyjionCodegenAPI:
         int version
         int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out) noexcept
@@ -157,6 +158,15 @@ cdef extern from "record.h":
     void pyj_record_types(PyjRecord *rec, PyObject **args, int nargs) noexcept
     void pyj_profile_clear(PyjProfile *p) noexcept
 
+cdef extern from "profile_clock.h":
+    ctypedef struct PyjProfClock:
+        int exact
+    PyjProfClock pyj_prof_clock
+    double PYJ_PROF_TICKS_CLOCK_RATE
+    int pyj_prof_clock_start() noexcept
+    void pyj_prof_clock_stop() noexcept
+    int pyj_prof_clock_forget_after_fork() noexcept
+
 cdef extern from "profiler.h":
     ctypedef struct PyjCallContext:
         pass
@@ -225,7 +235,9 @@ cdef extern from "hook_entry.h":
         uint32_t epoch
         int profiling
         vectorcallfunc vectorcall
+        void (*list_profiled)(PyjRecord *rec, PyObject *code) noexcept
     PyjEntryState pyj_entry
+    PyObject *pyj_profiled_entry(PyThreadState *ts, PyjFrame *f, int throwflag, PyjionCodeView *view) noexcept
     PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
     int pyj_hook_aside_pending() noexcept
     PyObject *pyj_interpret_handed_over(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
@@ -516,20 +528,28 @@ cdef bint call_site_units() noexcept:
     return True
 
 
+cdef void list_profiled(PyjRecord *rec, PyObject *co) noexcept:
+    """pyj_entry.list_profiled: the first profiled call of the record's code."""
+    rec.prof.listed = 1
+    try:
+        g_profiled.append(<object>co)
+    except BaseException:
+        PyErr_Clear()
+        rec.prof.listed = 0
+    if PYJ_CALLS_BYPASS_HOOK and call_site_units():
+        pyj_code_keep_calls_in_sight(<PyCodeObject *>co, g_call_site_units)   # every call the hook's to see
+
+
+pyj_entry.list_profiled = list_profiled
+
+
 cdef PyObject *profiled_frame(PyThreadState *ts, PyjFrame *f, int throwflag,
                               PyjRecord *rec, PyCodeObject *co) noexcept:
     cdef PyjCallContext ctx
     cdef PyObject *result
     cdef uint64_t generation = g_generation
     if not rec.prof.listed:
-        rec.prof.listed = 1
-        try:
-            g_profiled.append(<object>co)
-        except BaseException:
-            PyErr_Clear()
-            rec.prof.listed = 0
-        if PYJ_CALLS_BYPASS_HOOK and call_site_units():
-            pyj_code_keep_calls_in_sight(co, g_call_site_units)   # every call the hook's to see
+        list_profiled(rec, <PyObject *>co)
     pyj_prof_begin(&ctx, rec, <PyObject *>co, generation)
     result = run_frame(ts, f, throwflag, rec, co)
     pyj_prof_end(&ctx, g_generation)
@@ -705,6 +725,7 @@ def _advance_epoch(n=1):
 def _stop_sampler():
     pyj_sampler_stop()
     pyj_trap_disarm()
+    pyj_prof_clock_stop()
 
 
 cdef bint g_fork_from_main = True
@@ -721,6 +742,8 @@ def _after_fork_child():
     # alive, so such a child tiers by call counts only.
     if pyj_sampler_forget_after_fork() and g_fork_from_main:
         update_sampler()
+    if pyj_prof_clock_forget_after_fork() and g_fork_from_main and g_profile:
+        pyj_prof_clock_start()
 
 
 import atexit as _atexit
@@ -776,6 +799,7 @@ cdef void sync_hook_state() noexcept:
     g_codegen.hook.enabled = g_installed
     g_codegen.hook.c_call_begin = pyj_prof_c_begin     # C calls from machine code (profiler.h)
     g_codegen.hook.c_call_end = pyj_prof_c_end
+    g_codegen.hook.profiled_entry = <PyObject *(*)(PyThreadState *, void *, int, PyjionCodeView *) noexcept>pyj_profiled_entry
 
 
 def _ensure_extra_index():
@@ -809,8 +833,11 @@ def _count_setting(name, value, limit):
 _WARMUPS = ("calls", "samples")
 
 
+_PROFILE_CLOCKS = ("ticks", "tsc")
+
+
 def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max_instructions=None,
-               compact_above=None, opt=None, warmup=None):
+               compact_above=None, opt=None, warmup=None, profile_clock=None):
     """Changes the hook's settings (None keeps one); checks them all first.
     A threshold given without a warm-up asks for calls to be counted: it
     sets warmup to "calls"."""
@@ -822,6 +849,12 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max
     if warmup == "samples" and not PYJ_FUNCTION_ENTRY:
         raise ValueError("warmup=\"samples\" needs CPython 3.12 or later (compiled code is entered "
                          "through functions' vectorcall there); this CPython counts calls")
+    if profile_clock is not None:
+        if profile_clock not in _PROFILE_CLOCKS:
+            raise ValueError("profile_clock must be one of %s, not %r"
+                             % (", ".join(map(repr, _PROFILE_CLOCKS)), profile_clock))
+        if g_profile and (profile_clock == "tsc") != pyj_prof_clock.exact and profile is not False:
+            raise ValueError("profile_clock can change only while the profiler is off")
     if threshold is not None:
         _count_setting("threshold", threshold, 2 ** 63 - 1)
     if max_instructions is not None:
@@ -849,8 +882,12 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max
         g_options.max_instructions = max_instructions
     if compact_above is not None:
         g_options.compact_above = compact_above
-    if profile is not None:
-        set_profiling(bool(profile))
+    if profile is not None and not profile:
+        set_profiling(False)
+    if profile_clock is not None:
+        set_profile_clock(profile_clock == "tsc")
+    if profile:
+        set_profiling(True)
     sync_entry()
     if threshold is not None or jit is not None or warmup is not None or profile is not None:
         apply_entry()
@@ -860,12 +897,28 @@ cdef set_profiling(bint on):
     global g_profile, g_tsc0, g_clock0
     if on and PYJ_CALLS_BYPASS_HOOK:
         call_site_units()       # imports opcode now, not profiled inside the first profiled frame
+    if on and not g_profile and pyj_prof_clock_start() < 0:
+        raise OSError("pyjion: the profiler's clock thread could not start")
     if on and not g_profile and g_tsc0 == 0:
         g_tsc0 = pyj_ticks()
         g_clock0 = pyj_monotonic()
+    if not on:
+        pyj_prof_clock_stop()
     g_profile = on
     sync_hook_state()
     sync_entry()
+
+
+cdef set_profile_clock(bint exact):
+    """Chooses the profiler's clock (profile_clock.h), the profiler being
+    off. Times taken on the other clock are in its units: the profile's
+    statistics are forgotten when the clock changes."""
+    global g_tsc0
+    if exact == pyj_prof_clock.exact:
+        return
+    pyj_prof_clock.exact = exact
+    reset_stats()
+    g_tsc0 = 0          # the exact clock's rate is calibrated from the next start
 
 
 def get_config():
@@ -873,7 +926,8 @@ def get_config():
             "jit": bool(g_jit), "profile": bool(g_profile),
             "pgc": bool(g_pgc), "debug": bool(g_options.debug),
             "max_instructions": g_options.max_instructions,
-            "compact_above": g_options.compact_above, "opt": _OPT_MODES[g_opt_mode - 1]}
+            "compact_above": g_options.compact_above, "opt": _OPT_MODES[g_opt_mode - 1],
+            "profile_clock": _PROFILE_CLOCKS[1 if pyj_prof_clock.exact else 0]}
 
 
 def in_main_interpreter():
@@ -1038,6 +1092,8 @@ def _code_bytes_alive():
 cdef double ticks_per_second():
     cdef uint64_t t0
     cdef double c0
+    if not pyj_prof_clock.exact:
+        return PYJ_PROF_TICKS_CLOCK_RATE
     if g_tsc0 == 0:
         return 1e9
     if pyj_monotonic() - g_clock0 < 0.05:

@@ -25,6 +25,9 @@ typedef struct {
     unsigned long thread;     /* the thread of a root node */
     uint32_t parent, first_child, next_sibling, depth;
     uint32_t active;          /* calls of this path on the stack now */
+    /* 1 + the index of the edge parent's code -> this code in this code's
+     * profile (record.h), found once per path; 0: not yet. */
+    uint32_t edge;
     uint64_t calls, total_ticks, own_ticks;
 } PyjTreeNode;
 

@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 15
+#define PYJION_CODEGEN_API_VERSION 16
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -134,7 +134,9 @@ typedef struct {
      * interpreter's (interp->eval_frame): not after disable(), nor while
      * another PEP 523 function has taken its place. */
     void *evaluator;
-    int profiling;            /* the profiler counts calls: every call goes through the hook */
+    /* The profiler runs: machine code's direct calls and resumes of compiled
+     * code enter it through profiled_entry, which times them as calls. */
+    int profiling;
     /* Runs a frame in CPython's interpreter (machine code hands a frame over
      * when tracing starts). The hook's version knows its loop-header traps
      * (tiering.h); NULL: _PyEval_EvalFrameDefault. */
@@ -151,6 +153,12 @@ typedef struct {
      * pass `ctx` to c_call_end once the call returned. Needs the GIL. */
     int (*c_call_begin)(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs);
     void (*c_call_end)(PyjionProfCall *ctx);
+    /* Runs `view`'s machine code for `frame` (its function's call or a
+     * generator's resume, never the call that makes a generator) timed by
+     * the profiler as one call of that code: what direct calls and resumes
+     * call instead of view->entry while `profiling` is set. Needs the GIL. */
+    PyObject *(*profiled_entry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag,
+                                PyjionCodeView *view);
 } PyjionHookState;
 
 typedef struct {

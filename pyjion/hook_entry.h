@@ -16,6 +16,7 @@
 #include "code_extra.h"
 #include "cpython_layer.h"
 #include "cstack_guard.h"
+#include "profiler.h"
 #include "record.h"
 #include "tiering.h"
 
@@ -33,9 +34,12 @@ typedef struct {
      * their next calls from the interpreter push the frame without
      * _PyEval_Vector. */
     vectorcallfunc vectorcall;
+    /* Puts the record's code in the profiler's list (the first time a call
+     * of it is profiled; sets rec->prof.listed where it could). */
+    void (*list_profiled)(PyjRecord *rec, PyObject *code);
 } PyjEntryState;
 
-static PyjEntryState pyj_entry = {NULL, -1, 0, 0, 1, NULL};
+static PyjEntryState pyj_entry = {NULL, -1, 0, 0, 1, NULL, NULL};
 
 /* Whether this call of an interpreted record needs nothing of the full path:
  * code the compiler refused stays interpreted for good; code not warm yet
@@ -71,6 +75,35 @@ static inline PyObject *pyj_enter_compiled(PyThreadState *ts, PyjFrame *f, int t
 {
     if (pyj_entry.vectorcall != NULL) pyj_frame_adopt_function(f, pyj_entry.vectorcall);
     return pyj_run_compiled(rec->view.entry, ts, f, throwflag);
+}
+
+/* The machine code of a compiled record run for a frame (a call, or a
+ * generator's resume) while the profiler runs, timed as one call of its
+ * code: the hook's paths and machine code's direct calls and resumes
+ * (PyjionHookState.profiled_entry) all come here, so the profiler sees such
+ * calls without the hook being entered again for each. */
+static inline __attribute__((always_inline)) PyObject *pyj_profiled_compiled(PyThreadState *ts, PyjFrame *f,
+                                                                             int throwflag, PyjRecord *rec,
+                                                                             int from_hook)
+{
+    PyjCallContext ctx;
+    PyObject *code = (PyObject *)pyj_frame_code(f);
+    if (!rec->prof.listed) pyj_entry.list_profiled(rec, code);
+    pyj_prof_begin(&ctx, rec, code, pyj_prof_generation);
+    /* (A direct call runs the machine code as it would unprofiled.) */
+    PyObject *result = from_hook ? pyj_run_compiled(rec->view.entry, ts, f, throwflag)
+                                 : rec->view.entry(ts, (void *)f, throwflag);
+    pyj_prof_end(&ctx, pyj_prof_generation);
+    return result;
+}
+
+/* PyjionHookState.profiled_entry (the record starts with its view). A frame
+ * the recursion limit refuses never runs: the machine code raises
+ * RecursionError at its entry, uncounted (as the hook's paths leave it). */
+static PyObject *pyj_profiled_entry(PyThreadState *ts, PyjFrame *f, int throwflag, PyjionCodeView *view)
+{
+    if (pyj_recursion_will_fail(ts)) return view->entry(ts, (void *)f, throwflag);
+    return pyj_profiled_compiled(ts, f, throwflag, (PyjRecord *)view, 0);
 }
 
 #if PY_VERSION_HEX >= 0x030D0000
@@ -170,11 +203,15 @@ static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
     if (rec == NULL || pyj_tracing(ts) || pyj_recursion_will_fail(ts) || pyj_cstack_low()) {
         return pyj_entry.full(ts, f, throwflag);
     }
-    if (rec->view.state == PYJ_COMPILED && !pyj_entry.profiling && !pyj_frame_creates_generator(f)) {
+    if (rec->view.state == PYJ_COMPILED && !pyj_frame_creates_generator(f)) {
         /* Machine code, as the full path's run_frame enters it: a generator's
          * resume from the interpreter or C, a call that came through
          * _PyEval_Vector. */
         rec->view.calls++;
+        if (pyj_entry.profiling) {
+            if (pyj_entry.vectorcall != NULL) pyj_frame_adopt_function(f, pyj_entry.vectorcall);
+            return pyj_profiled_compiled(ts, f, throwflag, rec, 1);
+        }
         return pyj_enter_compiled(ts, f, throwflag, rec);
     }
     if (pyj_entry_plain(rec)) {

@@ -1,7 +1,8 @@
 /* The call-level profiler's hot path: begin/end of one hooked call.
  *
- * Timestamps come from the TSC (a few cycles, no system call), converted to
- * seconds by a rate calibrated against CLOCK_MONOTONIC over the profiling run.
+ * Timestamps come from the profiler's clock (profile_clock.h): by default
+ * a clock a helper thread advances every 100 us (one load per timestamp),
+ * or the CPU's time-stamp counter, exact per call.
  * Each hooked call keeps its context on the C stack; a thread-local pointer
  * links them, so nesting is exact per thread and nothing is allocated.
  * The bookkeeping follows cProfile's: a call is recursive (not primitive) when
@@ -15,18 +16,7 @@
 #include "record.h"
 #include "call_tree.h"
 #include "cstack_guard.h"   /* PYJ_TLS */
-
-#if defined(__x86_64__)
-#include <x86intrin.h>
-static inline uint64_t pyj_ticks(void) { return __rdtsc(); }
-#else
-static inline uint64_t pyj_ticks(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-#endif
+#include "profile_clock.h"
 
 static inline double pyj_monotonic(void)
 {
@@ -43,6 +33,7 @@ typedef struct PyjCallContext {
     uint64_t child_ticks;           /* time spent in profiled callees */
     uint64_t generation;            /* reset_stats() generation at entry */
     uint32_t node;                  /* this call's path in the call tree (call_tree.h) */
+    int32_t edge;                   /* its caller's edge in prof->edges; -1: none */
 } PyjCallContext;
 
 /* machine code keeps a C call's context in a PyjionProfCall (codegen_api.h) */
@@ -67,13 +58,21 @@ PYJ_PROF_INLINE void pyj_prof_push(PyjCallContext *ctx, PyjProfile *p, PyObject 
     ctx->child_ticks = 0;
     ctx->generation = generation;
     p->active++;
+    uint32_t node = pyj_tree_enter(prev != NULL && prev->generation == generation ? prev->node : PYJ_TREE_NONE,
+                                   code, generation);
+    ctx->node = node;
+    pyj_tree_begin(node);
+    ctx->edge = -1;
     if (prev != NULL) {
-        PyjEdge *e = pyj_edge_for(p, prev->code);
-        if (e != NULL) e->active++;
+        /* The caller's edge: the one its path's node found before, where the
+         * node is this call's path (not an ancestor's, the tree full) */
+        PyjTreeNode *n = node != PYJ_TREE_NONE ? &pyj_tree.nodes[node] : NULL;
+        int path = n != NULL && n->code == code && pyj_tree.nodes[n->parent].code == prev->code;
+        int32_t edge = path && n->edge ? (int32_t)n->edge - 1 : pyj_edge_index(p, prev->code);
+        if (path && edge >= 0) n->edge = (uint32_t)edge + 1;
+        if (edge >= 0) p->edges[edge].active++;
+        ctx->edge = edge;
     }
-    ctx->node = pyj_tree_enter(prev != NULL && prev->generation == generation ? prev->node : PYJ_TREE_NONE,
-                               code, generation);
-    pyj_tree_begin(ctx->node);
     pyj_current_call = ctx;
     ctx->start = pyj_ticks();
 }
@@ -97,13 +96,11 @@ PYJ_PROF_INLINE void pyj_prof_end(PyjCallContext *ctx, uint64_t generation)
     if (outermost) p->total_ticks += total; else p->recursive_calls++;
     p->own_ticks += own;
     p->calls++;
-    if (prev != NULL) {
-        PyjEdge *e = pyj_edge_for(p, prev->code);
-        if (e != NULL) {
-            if (--e->active == 0) e->total_ticks += total; else e->recursive_calls++;
-            e->own_ticks += own;
-            e->calls++;
-        }
+    if (ctx->edge >= 0) {
+        PyjEdge *e = &p->edges[ctx->edge];
+        if (--e->active == 0) e->total_ticks += total; else e->recursive_calls++;
+        e->own_ticks += own;
+        e->calls++;
     }
 }
 

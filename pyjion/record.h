@@ -147,31 +147,27 @@ static inline void pyj_record_types(PyjRecord *rec, PyObject **args, int nargs)
     }
 }
 
-/* Finds (or adds) the edge for `caller`; NULL only when out of memory. The last
- * edge found is moved to the front, so a steady caller is found at once. */
-static inline PyjEdge *pyj_edge_for(PyjProfile *p, PyObject *caller)
+/* The index of the edge for `caller` in p->edges, added if new; -1 only when
+ * out of memory. Edges keep their index until the statistics are cleared:
+ * the call tree's nodes and running calls hold it (profiler.h). */
+static inline int32_t pyj_edge_index(PyjProfile *p, PyObject *caller)
 {
     PyjEdge *e = p->edges;
-    if (p->n_edges && e[0].caller == caller) return e;
-    for (uint32_t i = 1; i < p->n_edges; i++) {
-        if (e[i].caller == caller) {
-            PyjEdge tmp = e[i]; e[i] = e[0]; e[0] = tmp;
-            return e;
-        }
+    for (uint32_t i = 0; i < p->n_edges; i++) {
+        if (e[i].caller == caller) return (int32_t)i;
     }
     if (p->n_edges == p->cap_edges) {
         uint32_t cap = p->cap_edges ? p->cap_edges * 2 : 4;
         PyjEdge *grown = (PyjEdge *)PyMem_RawRealloc(p->edges, cap * sizeof(PyjEdge));
-        if (grown == NULL) return NULL;
-        p->edges = e = grown;
+        if (grown == NULL) return -1;
+        p->edges = grown;
         p->cap_edges = cap;
     }
-    e[p->n_edges] = e[0];
-    memset(&e[0], 0, sizeof(PyjEdge));
+    PyjEdge *added = &p->edges[p->n_edges];
+    memset(added, 0, sizeof(PyjEdge));
     Py_INCREF(caller);
-    e[0].caller = caller;
-    p->n_edges++;
-    return e;
+    added->caller = caller;
+    return (int32_t)p->n_edges++;
 }
 
 #endif

@@ -51,8 +51,10 @@ if mode == "cprofile":
     prof.create_stats()
     stats = prof.stats
 else:
-    import pyjion, pyjion.profile
+    import os, pyjion, pyjion.profile
     assert not pyjion.is_enabled()
+    if os.environ.get("PROFILE_CLOCK"):
+        pyjion.config(profile_clock=os.environ["PROFILE_CLOCK"])
     pyjion.enable(profile=True, threshold=0, jit=(mode == "jit"))
     t0 = time.perf_counter()
     run()
@@ -76,14 +78,17 @@ def child_env():
     return env
 
 
-def run_profiled(tmp_path, source, mode, entry="main"):
+def run_profiled(tmp_path, source, mode, entry="main", clock=None):
     harness = tmp_path / "harness.py"
     harness.write_text(HARNESS)
     prog = tmp_path / "prog.py"
     prog.write_text(textwrap.dedent(source))
     out = tmp_path / ("out-%s.marshal" % mode)
+    env = child_env()
+    if clock is not None:
+        env["PROFILE_CLOCK"] = clock
     proc = subprocess.run([sys.executable, str(harness), mode, str(prog), str(out), entry],
-                          capture_output=True, text=True, env=child_env(), timeout=300)
+                          capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, "harness (%s) failed:\n%s%s" % (mode, proc.stdout, proc.stderr)
     with open(out, "rb") as f:
         data = marshal.load(f)
@@ -647,10 +652,11 @@ TIMED_PROGRAM = """
 """
 
 
+@pytest.mark.parametrize("clock", ["ticks", "tsc"])
 @pytest.mark.parametrize("mode", ["interp", "jit"])
-def test_times_are_consistent(tmp_path, mode):
+def test_times_are_consistent(tmp_path, mode, clock):
     cp = run_profiled(tmp_path, TIMED_PROGRAM, "cprofile")
-    data = run_profiled(tmp_path, TIMED_PROGRAM, mode)
+    data = run_profiled(tmp_path, TIMED_PROGRAM, mode, clock=clock)
     prog = data["prog"]
     # (how often spin's loop calls perf_counter depends on the time: Python functions only)
     compare_with_cprofile(cp["stats"], data["stats"], prog)

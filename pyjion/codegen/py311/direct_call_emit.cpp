@@ -5,7 +5,7 @@
 // calls it. Inlined at every site, the sequence was ~490 bytes per CALL, a
 // quarter of all machine code (docs/code-size.md). Cases it does not take
 // (defaults to fill in, a full data-stack chunk, a callee not compiled yet,
-// a tracer or the profiler active) go to the site's generic path, which
+// a tracer active) go to the site's generic path, which
 // still calls directly where it can (direct::try_call).
 #include "baseline/compiler.h"
 #include "baseline/direct_call_emit.h"
@@ -93,15 +93,13 @@ void emit_stub(Emitter &em, int nargs)
     a.jne(generic);
 
     // Its record says compiled, and the hook need not see the call (as in
-    // entry_record in direct_call.cpp): the frame evaluator, no profiler, no tracer.
+    // entry_record in direct_call.cpp): the frame evaluator, no tracer.
     em.load_address(x86::r8, &direct::hook_state);
     a.mov(x86::rax, x86::qword_ptr(Emitter::tstate, offsetof(PyThreadState, interp)));
     a.mov(x86::rax, x86::qword_ptr(x86::rax, static_cast<int32_t>(pyj_interp_eval_frame_offset())));
     a.test(x86::rax, x86::rax);
     a.jz(generic);
     a.cmp(x86::rax, x86::qword_ptr(x86::r8, offsetof(PyjionHookState, evaluator)));
-    a.jne(generic);
-    a.cmp(x86::dword_ptr(x86::r8, offsetof(PyjionHookState, profiling)), 0);
     a.jne(generic);
     a.mov(x86::r10, x86::qword_ptr(x86::r8, offsetof(PyjionHookState, record_index)));
     a.test(x86::r10, x86::r10);
@@ -195,6 +193,9 @@ void emit_stub(Emitter &em, int nargs)
     // Enter the callee's machine code; the traceback of an exception coming
     // out of it names the caller's CALL (its last cache entry), as in the
     // interpreter.
+    // While the profiler runs, the hook's profiled_entry enters it and times
+    // the call.
+    Label profiled = a.newLabel(), returned = a.newLabel();
     a.inc(x86::qword_ptr(x86::r9, offsetof(PyjionCodeView, calls)));
     a.mov(x86::rax, x86::qword_ptr(x86::rsp));
     a.mov(Emitter::frame_q(layout::kFrameInstr), x86::rax);
@@ -202,7 +203,11 @@ void emit_stub(Emitter &em, int nargs)
     a.mov(x86::rdi, Emitter::tstate);
     a.mov(x86::rsi, x86::r10);
     a.xor_(x86::edx, x86::edx);
+    em.load_address(x86::r8, &direct::hook_state);
+    a.cmp(x86::dword_ptr(x86::r8, offsetof(PyjionHookState, profiling)), 0);
+    a.jne(profiled);
     a.call(x86::qword_ptr(x86::r9, offsetof(PyjionCodeView, entry)));
+    a.bind(returned);
     a.mov(x86::r14, x86::rax);
     a.mov(x86::rdi, Emitter::tstate);
     a.mov(x86::rsi, x86::r15);
@@ -210,6 +215,11 @@ void emit_stub(Emitter &em, int nargs)
     a.mov(x86::rax, x86::r14);
     a.add(x86::rsp, 8);
     a.ret();
+
+    a.bind(profiled);
+    a.mov(x86::rcx, x86::r9);
+    a.call(x86::qword_ptr(x86::r8, offsetof(PyjionHookState, profiled_entry)));
+    a.jmp(returned);
 
     a.bind(generic);
     a.add(x86::rsp, 8);
