@@ -21,10 +21,11 @@
 #define PYJION_PROFILE_CLOCK_H
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
+
+#include "helper_thread.h"
 
 #if defined(__x86_64__)
 #include <x86intrin.h>
@@ -94,16 +95,7 @@ static int pyj_prof_clock_start(void)
     if (c->exact || c->running) return 0;
     atomic_store(&c->now, pyj_monotonic_ns());
     atomic_store(&c->stop, 0);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 64 * 1024);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the thread inherits: signals go elsewhere */
-    int err = pthread_create(&c->thread, &attr, pyj_prof_clock_main, c);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    if (err != 0) return -1;
+    if (pyj_helper_thread_start(&c->thread, pyj_prof_clock_main, c) != 0) return -1;
     c->running = 1;
     return 0;
 }

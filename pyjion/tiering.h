@@ -36,6 +36,7 @@
 
 #include "cpython_layer.h"
 #include "cstack_guard.h"   /* PYJ_TLS */
+#include "helper_thread.h"
 #include "record.h"
 
 /* ---- the hook's state that the interpreter wrapper needs ---------------- */
@@ -277,16 +278,7 @@ static int pyj_sampler_start(int (*callback)(void *), unsigned interval_us)
     s->callback = callback;
     s->interval_us = interval_us ? interval_us : 1000;
     s->stop = 0;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 64 * 1024);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the thread inherits: signals go elsewhere */
-    int err = pthread_create(&s->thread, &attr, pyj_sampler_main, s);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    pthread_attr_destroy(&attr);
-    if (err != 0) return -1;
+    if (pyj_helper_thread_start(&s->thread, pyj_sampler_main, s) != 0) return -1;
     s->running = 1;
     return 0;
 }
