@@ -105,10 +105,7 @@ PyObject *call_stealing(PyThreadState *ts, PyObject *func, PyObject *const *args
     }
     Py_XDECREF(drop_after_push);
     if (frame == nullptr) return nullptr;
-    if (rec != nullptr) {
-        rec->calls++;
-        return rec->entry(ts, frame, 0);
-    }
+    if (rec != nullptr) return enter_compiled(rec, ts, frame);
     return direct ? run_interpreted(ts, frame, code) : pyj_eval_frame(ts, frame);
 }
 

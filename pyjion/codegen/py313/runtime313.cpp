@@ -215,10 +215,7 @@ PyObject *unbind_method(PyObject **base)
             PyjionCodeView *rec = ours || direct::hook_evaluates(ts)
                                       ? direct::record_if_compiled_quick(ts, code)
                                       : nullptr;
-            if (rec != nullptr) {
-                rec->calls++;
-                return rec->entry(ts, frame, 0);
-            }
+            if (rec != nullptr) return direct::enter_compiled(rec, ts, frame);
             return direct::run_interpreted(ts, frame, code);
         }
     }

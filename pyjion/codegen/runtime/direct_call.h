@@ -77,8 +77,8 @@ PyObject *try_construct(PyThreadState *ts, PyObject *cls, PyObject *const *args,
 // A Python function's vectorcall (PyjionCodegenAPI.vectorcall): the call
 // _PyFunction_Vectorcall makes, through try_call when the callee's machine
 // code can be entered directly (compiled, the hook the frame evaluator, no
-// tracer or profiler: the frame pushed here, the machine code entered without
-// _PyEval_Vector and the hook); for an interpreted callee with positional
+// tracer: the frame pushed here, the machine code entered without
+// _PyEval_Vector and the hook, through profiled_entry while profiling); for an interpreted callee with positional
 // arguments that bind without arg_binding.h while the hook is the evaluator,
 // the frame is pushed here and handed to the hook (the hook's C entry gives
 // this vectorcall to such functions); otherwise _PyFunction_Vectorcall itself.
