@@ -191,8 +191,12 @@ cdef extern from "call_tree.h":
     ctypedef struct PyjTreeNode:
         PyObject *code
         unsigned long thread
-        uint32_t parent, depth
+        uint32_t parent, depth, flags
         uint64_t calls, total_ticks, own_ticks
+        uint64_t folded_calls, folded_own_ticks
+    enum:
+        PYJ_TREE_RECURSIVE
+        PYJ_TREE_EDGE_RECURSIVE
     ctypedef struct PyjTree:
         PyjTreeNode *nodes
         uint32_t n, max_nodes, max_depth
@@ -1132,35 +1136,76 @@ cdef dict profile_with_callers(PyjProfile *prof, double rate):
     return entry
 
 
+cdef list tree_sums():
+    """The flat profile's exact calls (profiler.h), summed from the call
+    tree's nodes: [(code, [calls, recursive, total, own], {id(caller):
+    [calls, recursive, total, own, caller]})], in ticks. A node whose code (or
+    caller->callee pair) is already on its path adds its calls as recursive
+    and no total time, as cProfile counts them."""
+    cdef uint32_t i
+    cdef PyjTreeNode *n
+    cdef PyObject *caller
+    by_code = {}
+    for i in range(pyj_tree.n):
+        n = &pyj_tree.nodes[i]
+        if n.code == NULL or n.calls == 0:
+            continue
+        key = <Py_ssize_t>n.code
+        sums = by_code.get(key)
+        if sums is None:
+            sums = by_code[key] = (<object>n.code, [0, 0, 0, 0], {})
+        add_node(sums[1], n, n.flags & PYJ_TREE_RECURSIVE)
+        caller = pyj_tree.nodes[n.parent].code
+        if caller != NULL:
+            edge = sums[2].get(<Py_ssize_t>caller)      # (by identity: a code's hash is not cheap)
+            if edge is None:
+                edge = sums[2][<Py_ssize_t>caller] = [0, 0, 0, 0, <object>caller]
+            add_node(edge, n, n.flags & PYJ_TREE_EDGE_RECURSIVE)
+    return list(by_code.values())
+
+
+cdef inline add_node(list sums, PyjTreeNode *n, bint recursive):
+    sums[0] += n.calls
+    if recursive:
+        sums[1] += n.calls
+    else:
+        sums[2] += n.total_ticks
+    sums[3] += n.own_ticks
+
+
 def function_stats():
     """Profiler data: {(file, line, name): {calls, primitive_calls, total_time, own_time, callers}}.
     C functions called from machine code are keyed as cProfile keys them:
-    ("~", 0, "<built-in method builtins.len>")."""
+    ("~", 0, "<built-in method builtins.len>"). Exact calls come from the
+    call tree's nodes, folded ones from the profiles (profiler.h)."""
     cdef PyjRecord *rec
     cdef PyjCFunc *cf
     cdef uint32_t i
     cdef double rate = ticks_per_second()
     result = {}
+
+    def add(key, entry):
+        if key in result:       # two code objects (or C functions) with one label: merge
+            merge_entries(result[key], entry)
+        else:
+            result[key] = entry
+
+    for code, sums, callers in tree_sums():
+        entry = profile_entry(sums[0], sums[1], sums[2], sums[3], rate)
+        entry["callers"] = {}
+        for e in callers.values():
+            add_edge(entry["callers"], code_key(e[4]), profile_entry(e[0], e[1], e[2], e[3], rate))
+        add(code_key(code), entry)
     for code in g_profiled:
         rec = <PyjRecord *>pyj_code_extra(<PyCodeObject *><PyObject *>code, g_extra_index)
         if rec == NULL or rec.prof.calls == 0:
             continue
-        entry = profile_with_callers(&rec.prof, rate)
-        key = code_key(code)
-        if key in result:       # two code objects with one label (e.g. re-imported): merge
-            merge_entries(result[key], entry)
-        else:
-            result[key] = entry
+        add(code_key(code), profile_with_callers(&rec.prof, rate))
     for i in range(pyj_cfuncs.n):
         cf = pyj_cfuncs.all[i]
         if cf.prof.calls == 0:
             continue
-        entry = profile_with_callers(&cf.prof, rate)
-        key = code_key(<object>cf.name)
-        if key in result:       # two C functions with one label (as cProfile, whose dict keeps one)
-            merge_entries(result[key], entry)
-        else:
-            result[key] = entry
+        add(code_key(<object>cf.name), profile_with_callers(&cf.prof, rate))
     return result
 
 
@@ -1177,7 +1222,7 @@ def call_tree():
         n = &pyj_tree.nodes[i]
         nodes.append((<object>n.code if n.code != NULL else None, n.thread,
                       -1 if n.parent == PYJ_TREE_NONE else <long>n.parent,
-                      n.calls, n.total_ticks / rate, n.own_ticks / rate))
+                      n.calls + n.folded_calls, n.total_ticks / rate, (n.own_ticks + n.folded_own_ticks) / rate))
     return {"nodes": nodes, "folded": pyj_tree.folded, "max_depth": pyj_tree.max_depth,
             "max_nodes": pyj_tree.max_nodes}
 
@@ -1199,11 +1244,16 @@ cdef merge_entries(dict into, dict other):
     for name in ("calls", "primitive_calls", "total_time", "own_time"):
         into[name] += other[name]
     for caller, edge in other["callers"].items():
-        if caller in into["callers"]:
-            for name in ("calls", "primitive_calls", "total_time", "own_time"):
-                into["callers"][caller][name] += edge[name]
-        else:
-            into["callers"][caller] = edge
+        add_edge(into["callers"], caller, edge)
+
+
+cdef add_edge(dict callers, tuple caller, dict edge):
+    """Two callers with one label (code objects of one function, re-imported) are one edge."""
+    if caller in callers:
+        for name in ("calls", "primitive_calls", "total_time", "own_time"):
+            callers[caller][name] += edge[name]
+    else:
+        callers[caller] = edge
 
 
 def reset_stats():

@@ -1,13 +1,18 @@
-/* The profiler's call tree: time and calls per call path, not only per
- * function (profiler.h keeps the flat profile, cProfile's). A node is one
+/* The profiler's call tree: time and calls per call path. A node is one
  * path from a thread's root: its code object, its parent, its children.
+ * It is also where the flat profile comes from: a call on a path the tree
+ * holds (an exact call, profiler.h) is counted only in its node, and the
+ * per-function and per-caller figures cProfile keeps are sums over the
+ * nodes (_eval.pyx function_stats), each node knowing at its making
+ * whether its code, or its caller->callee pair, is already on its path
+ * (cProfile's recursion rule: such calls add no total time).
  *
  * Bounded: paths deeper than max_depth and paths that find the tree full
- * (max_nodes; threads' roots are made regardless) are charged to their
- * deepest recorded ancestor's node, and counted in `folded`. A node's total time is added only by its outermost
- * active call, as cProfile does per function, so a path folded into itself
- * (deep recursion) is not counted twice. Each thread has its own root
- * (its own clock line). Nodes are addressed by index: the array grows.
+ * (max_nodes; threads' roots are made regardless) are folded: such a call
+ * and every call below it are charged to the deepest recorded ancestor's
+ * node (folded_calls, folded_own) and counted in `folded`, and kept in the
+ * flat profile the old way (profiler.h). Each thread has its own root (its
+ * own clock line). Nodes are addressed by index: the array grows.
  *
  * Called with the GIL held; plain C, used by the hook (_eval.pyx). */
 #ifndef PYJION_CALL_TREE_H
@@ -24,12 +29,16 @@ typedef struct {
     PyObject *code;           /* strong reference; NULL for a thread's root */
     unsigned long thread;     /* the thread of a root node */
     uint32_t parent, first_child, next_sibling, depth;
-    uint32_t active;          /* calls of this path on the stack now */
-    /* 1 + the index of the edge parent's code -> this code in this code's
-     * profile (record.h), found once per path; 0: not yet. */
-    uint32_t edge;
-    uint64_t calls, total_ticks, own_ticks;
+    uint32_t active;          /* exact calls of this path on the stack now (0 or 1) */
+    uint32_t flags;           /* PYJ_TREE_RECURSIVE, PYJ_TREE_EDGE_RECURSIVE */
+    uint64_t calls, total_ticks, own_ticks;          /* exact calls */
+    uint64_t folded_calls, folded_own_ticks;         /* calls folded into this node */
 } PyjTreeNode;
+
+/* PyjTreeNode.flags, fixed when the node is made: an ancestor has the same
+ * code; an ancestor has the same code under a parent of the same code (the
+ * caller->callee pair is already on the path). */
+enum { PYJ_TREE_RECURSIVE = 1, PYJ_TREE_EDGE_RECURSIVE = 2 };
 
 typedef struct {
     PyjTreeNode *nodes;
@@ -69,6 +78,16 @@ static inline uint32_t pyj_tree_add(uint32_t parent, PyObject *code, unsigned lo
         node->depth = p->depth + 1;
         node->next_sibling = p->first_child;
         p->first_child = i;
+        PyObject *caller = p->code;
+        for (uint32_t a = parent; a != PYJ_TREE_NONE; a = t->nodes[a].parent) {
+            PyjTreeNode *an = &t->nodes[a];
+            if (an->code != code) continue;
+            node->flags |= PYJ_TREE_RECURSIVE;
+            if (caller != NULL && an->parent != PYJ_TREE_NONE && t->nodes[an->parent].code == caller) {
+                node->flags |= PYJ_TREE_EDGE_RECURSIVE;
+                break;
+            }
+        }
     }
     return i;
 }
@@ -84,17 +103,13 @@ static inline uint32_t pyj_tree_root(uint64_t generation)
 }
 
 /* The node for a call of `code` under `parent` (PYJ_TREE_NONE: the thread's
- * root), made if new; the parent itself where the path cannot grow. A child
- * found is moved to the front of its siblings: a loop calls the same few. */
+ * root), made if new; PYJ_TREE_NONE where the path cannot grow (too deep,
+ * the tree full). A child found is moved to the front of its siblings: a
+ * loop calls the same few. */
 /* (always inlined: on the profiler's hot path, which has two callers, profiler.h) */
-static inline __attribute__((always_inline)) uint32_t pyj_tree_enter(uint32_t parent, PyObject *code,
-                                                                      uint64_t generation)
+static inline __attribute__((always_inline)) uint32_t pyj_tree_enter(uint32_t parent, PyObject *code)
 {
     PyjTree *t = &pyj_tree;
-    if (parent == PYJ_TREE_NONE) {
-        parent = pyj_tree_root(generation);
-        if (parent == PYJ_TREE_NONE) return PYJ_TREE_NONE;
-    }
     PyjTreeNode *p = &t->nodes[parent];
     uint32_t prev = PYJ_TREE_NONE;
     for (uint32_t c = p->first_child; c != PYJ_TREE_NONE; prev = c, c = t->nodes[c].next_sibling) {
@@ -106,26 +121,7 @@ static inline __attribute__((always_inline)) uint32_t pyj_tree_enter(uint32_t pa
         }
         return c;
     }
-    uint32_t child = p->depth < t->max_depth ? pyj_tree_add(parent, code, 0) : PYJ_TREE_NONE;
-    if (child == PYJ_TREE_NONE) {
-        t->folded++;
-        return parent;
-    }
-    return child;
-}
-
-static inline void pyj_tree_begin(uint32_t node)
-{
-    if (node != PYJ_TREE_NONE) pyj_tree.nodes[node].active++;
-}
-
-static inline void pyj_tree_end(uint32_t node, uint64_t total, uint64_t own)
-{
-    if (node == PYJ_TREE_NONE) return;
-    PyjTreeNode *n = &pyj_tree.nodes[node];
-    if (--n->active == 0) n->total_ticks += total;
-    n->own_ticks += own;
-    n->calls++;
+    return p->depth < t->max_depth ? pyj_tree_add(parent, code, 0) : PYJ_TREE_NONE;
 }
 
 /* Forgets every node (reset_stats); calls still running from before keep

@@ -32,9 +32,16 @@ typedef struct PyjCallContext {
     uint64_t start;
     uint64_t child_ticks;           /* time spent in profiled callees */
     uint64_t generation;            /* reset_stats() generation at entry */
-    uint32_t node;                  /* this call's path in the call tree (call_tree.h) */
-    int32_t edge;                   /* its caller's edge in prof->edges; -1: none */
+    /* An exact call's path in the call tree (call_tree.h); a folded call's
+     * deepest recorded ancestor (PYJ_TREE_NONE: none could be made). */
+    uint32_t node;
+    /* PYJ_CTX_EXACT: counted in its node only. A folded call, counted in
+     * prof the old way: its caller's edge in prof->edges (-1: none). */
+    int32_t edge;
+    uint8_t edge_outer;             /* a folded call: the outermost call of its caller->callee pair */
 } PyjCallContext;
+
+#define PYJ_CTX_EXACT (-2)
 
 /* machine code keeps a C call's context in a PyjionProfCall (codegen_api.h) */
 _Static_assert(sizeof(PyjCallContext) <= sizeof(PyjionProfCall), "a PyjionProfCall holds a context");
@@ -49,6 +56,37 @@ static PYJ_TLS PyjCallContext *pyj_current_call;
 /* The statistics generation (_eval's g_generation, which reset_stats() moves on). */
 static uint64_t pyj_prof_generation = 1;
 
+/* Whether the pair caller->code is running above `caller` (whose code
+ * calls `code` now): cProfile then counts the call as recursive for that
+ * edge. Walks the stack: asked only of folded calls whose code is running
+ * already and whose edge has no folded call running. */
+static int pyj_prof_pair_running(PyjCallContext *caller, PyObject *code)
+{
+    for (PyjCallContext *a = caller; a != NULL && a->prev != NULL && a->generation == caller->generation;
+         a = a->prev) {
+        if (a->code == code && a->prev->code == caller->code && a->prev->generation == caller->generation) return 1;
+    }
+    return 0;
+}
+
+/* A call the tree cannot hold (too deep, the tree full, or below such a
+ * call): kept in its profile and its caller's edge, charged to `node`. */
+static void pyj_prof_push_folded(PyjCallContext *ctx, PyjProfile *p, PyObject *code, PyjCallContext *caller,
+                                 uint32_t node)
+{
+    pyj_tree.folded++;
+    ctx->node = node;
+    ctx->edge = -1;
+    ctx->edge_outer = 0;
+    if (caller == NULL) return;
+    int32_t edge = pyj_edge_index(p, caller->code);
+    if (edge < 0) return;
+    PyjEdge *e = &p->edges[edge];
+    ctx->edge_outer = e->active == 0 && !(p->active > 1 && pyj_prof_pair_running(caller, code));
+    e->active++;
+    ctx->edge = edge;
+}
+
 PYJ_PROF_INLINE void pyj_prof_push(PyjCallContext *ctx, PyjProfile *p, PyObject *code, uint64_t generation)
 {
     PyjCallContext *prev = pyj_current_call;
@@ -58,20 +96,21 @@ PYJ_PROF_INLINE void pyj_prof_push(PyjCallContext *ctx, PyjProfile *p, PyObject 
     ctx->child_ticks = 0;
     ctx->generation = generation;
     p->active++;
-    uint32_t node = pyj_tree_enter(prev != NULL && prev->generation == generation ? prev->node : PYJ_TREE_NONE,
-                                   code, generation);
-    ctx->node = node;
-    pyj_tree_begin(node);
-    ctx->edge = -1;
-    if (prev != NULL) {
-        /* The caller's edge: the one its path's node found before, where the
-         * node is this call's path (not an ancestor's, the tree full) */
-        PyjTreeNode *n = node != PYJ_TREE_NONE ? &pyj_tree.nodes[node] : NULL;
-        int path = n != NULL && n->code == code && pyj_tree.nodes[n->parent].code == prev->code;
-        int32_t edge = path && n->edge ? (int32_t)n->edge - 1 : pyj_edge_index(p, prev->code);
-        if (path && edge >= 0) n->edge = (uint32_t)edge + 1;
-        if (edge >= 0) p->edges[edge].active++;
-        ctx->edge = edge;
+    /* A caller from before reset_stats() is forgotten, as cProfile's clear()
+     * forgets its running calls: the call starts a path at the root. */
+    PyjCallContext *caller = prev != NULL && prev->generation == generation ? prev : NULL;
+    if (caller != NULL && caller->edge != PYJ_CTX_EXACT) {
+        pyj_prof_push_folded(ctx, p, code, caller, caller->node);
+    } else {
+        uint32_t parent = caller != NULL ? caller->node : pyj_tree_root(generation);
+        uint32_t node = parent != PYJ_TREE_NONE ? pyj_tree_enter(parent, code) : PYJ_TREE_NONE;
+        if (node != PYJ_TREE_NONE) {
+            ctx->node = node;
+            ctx->edge = PYJ_CTX_EXACT;
+            pyj_tree.nodes[node].active++;
+        } else {
+            pyj_prof_push_folded(ctx, p, code, caller, parent);
+        }
     }
     pyj_current_call = ctx;
     ctx->start = pyj_ticks();
@@ -80,6 +119,26 @@ PYJ_PROF_INLINE void pyj_prof_push(PyjCallContext *ctx, PyjProfile *p, PyObject 
 PYJ_PROF_INLINE void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObject *code, uint64_t generation)
 {
     pyj_prof_push(ctx, &rec->prof, code, generation);
+}
+
+/* The end of a folded call (pyj_prof_push_folded). */
+static void pyj_prof_end_folded(PyjCallContext *ctx, PyjProfile *p, int outermost, uint64_t total, uint64_t own)
+{
+    if (ctx->node != PYJ_TREE_NONE) {
+        PyjTreeNode *n = &pyj_tree.nodes[ctx->node];
+        n->folded_calls++;
+        n->folded_own_ticks += own;
+    }
+    if (outermost) p->total_ticks += total; else p->recursive_calls++;
+    p->own_ticks += own;
+    p->calls++;
+    if (ctx->edge >= 0) {
+        PyjEdge *e = &p->edges[ctx->edge];
+        e->active--;
+        if (ctx->edge_outer) e->total_ticks += total; else e->recursive_calls++;
+        e->own_ticks += own;
+        e->calls++;
+    }
 }
 
 PYJ_PROF_INLINE void pyj_prof_end(PyjCallContext *ctx, uint64_t generation)
@@ -92,16 +151,14 @@ PYJ_PROF_INLINE void pyj_prof_end(PyjCallContext *ctx, uint64_t generation)
     if (prev != NULL) prev->child_ticks += total;
     int outermost = --p->active == 0;
     if (ctx->generation != generation) return;      /* stats were reset meanwhile */
-    pyj_tree_end(ctx->node, total, own);
-    if (outermost) p->total_ticks += total; else p->recursive_calls++;
-    p->own_ticks += own;
-    p->calls++;
-    if (ctx->edge >= 0) {
-        PyjEdge *e = &p->edges[ctx->edge];
-        if (--e->active == 0) e->total_ticks += total; else e->recursive_calls++;
-        e->own_ticks += own;
-        e->calls++;
+    if (ctx->edge == PYJ_CTX_EXACT) {
+        PyjTreeNode *n = &pyj_tree.nodes[ctx->node];
+        n->calls++;
+        n->own_ticks += own;
+        if (--n->active == 0) n->total_ticks += total;
+        return;
     }
+    pyj_prof_end_folded(ctx, p, outermost, total, own);
 }
 
 /* ---- C functions called from machine code ---------------------------------

@@ -55,6 +55,9 @@ else:
     assert not pyjion.is_enabled()
     if os.environ.get("PROFILE_CLOCK"):
         pyjion.config(profile_clock=os.environ["PROFILE_CLOCK"])
+    if os.environ.get("TREE_BOUNDS"):
+        depth, nodes = map(int, os.environ["TREE_BOUNDS"].split(","))
+        pyjion.config(tree_depth=depth, tree_nodes=nodes)
     pyjion.enable(profile=True, threshold=0, jit=(mode == "jit"))
     t0 = time.perf_counter()
     run()
@@ -78,7 +81,7 @@ def child_env():
     return env
 
 
-def run_profiled(tmp_path, source, mode, entry="main", clock=None):
+def run_profiled(tmp_path, source, mode, entry="main", clock=None, tree_bounds=None):
     harness = tmp_path / "harness.py"
     harness.write_text(HARNESS)
     prog = tmp_path / "prog.py"
@@ -87,6 +90,8 @@ def run_profiled(tmp_path, source, mode, entry="main", clock=None):
     env = child_env()
     if clock is not None:
         env["PROFILE_CLOCK"] = clock
+    if tree_bounds is not None:
+        env["TREE_BOUNDS"] = "%d,%d" % tree_bounds
     proc = subprocess.run([sys.executable, str(harness), mode, str(prog), str(out), entry],
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, "harness (%s) failed:\n%s%s" % (mode, proc.stdout, proc.stderr)
@@ -544,6 +549,21 @@ def test_counts_and_callers_match_cprofile(tmp_path, program, mode):
     check_times(pj)
     if mode == "jit":
         check_compiled(pj)
+
+
+@pytest.mark.parametrize("bounds", [(3, 10000), (100, 16)], ids=["shallow", "small"])
+@pytest.mark.parametrize("mode", ["interp", "jit"])
+@pytest.mark.parametrize("program", sorted(PROGRAMS))
+def test_folded_calls_match_cprofile(tmp_path, program, mode, bounds):
+    # The flat profile is summed from the call tree's nodes (exact calls) and
+    # kept the old way for calls the tree cannot hold (profiler.h): with a
+    # tree three levels deep, or of 16 nodes, most calls are folded, below
+    # exact ones of the same functions and caller->callee pairs.
+    source = PROGRAMS[program]
+    cp = run_profiled(tmp_path, source, "cprofile")
+    pj = run_profiled(tmp_path, source, mode, tree_bounds=bounds)
+    compare_with_cprofile(cp["stats"], pj["stats"], pj["prog"], mode == "jit")
+    check_times(pj)
 
 
 CLASS_CALLS = """
