@@ -11,7 +11,8 @@ each from the median time of the mode's timed rounds, plus their geometric means
 over the programs. A ratio against stock takes the stock side from the stock
 rounds paired with that mode's rounds (test_bench.py runs one just before each
 timed round), so both sides saw the same machine load, and is the median of
-the per-round ratios. Writes:
+the per-round ratios; a ratio of two modes that both have paired stock rounds
+(profile / jit) is the ratio of their two medians against stock. Writes:
 
     bench/results.json  machine-readable (read by tools/bench_check.py); path from
                         BENCH_JSON, "" to skip
@@ -199,6 +200,13 @@ def _build_report(config):
                 # taken under one load (the machine's speed swings by up to
                 # 2x within a case, which a ratio of medians mixes up).
                 ratios[name] = statistics.median(n / d for n, d in zip(num_times, den_times))
+            elif paired_stock(num) and paired_stock(den) and len(num_times) == len(paired_stock(num)) \
+                    and len(den_times) == len(paired_stock(den)) and min(paired_stock(num) + paired_stock(den)) > 0:
+                # Neither side is stock: each against its own paired stock
+                # rounds, then the ratio of the two (the load cancels out)
+                num_ratio = statistics.median(n / s for n, s in zip(num_times, paired_stock(num)))
+                den_ratio = statistics.median(d / s for d, s in zip(den_times, paired_stock(den)))
+                ratios[name] = num_ratio / den_ratio
             elif statistics.median(den_times) > 0:
                 ratios[name] = statistics.median(num_times) / statistics.median(den_times)
             if min(den_times) > 0:

@@ -54,7 +54,8 @@ static PyjTree pyj_tree = {NULL, 0, 0, 200000, 256, 0, 0};
 static PYJ_TLS uint32_t pyj_tree_thread_root = PYJ_TREE_NONE;
 static PYJ_TLS uint64_t pyj_tree_thread_generation;
 
-static inline uint32_t pyj_tree_add(uint32_t parent, PyObject *code, unsigned long thread)
+/* (out of line: a new path is rare, and the profiler's hot path stays short) */
+static __attribute__((noinline)) uint32_t pyj_tree_add(uint32_t parent, PyObject *code, unsigned long thread)
 {
     PyjTree *t = &pyj_tree;
     if (t->n >= t->max_nodes && code != NULL) return PYJ_TREE_NONE;   /* a thread's root is always made */
@@ -92,12 +93,18 @@ static inline uint32_t pyj_tree_add(uint32_t parent, PyObject *code, unsigned lo
     return i;
 }
 
+static __attribute__((noinline)) uint32_t pyj_tree_new_root(uint64_t generation)
+{
+    pyj_tree.generation = generation;
+    pyj_tree_thread_root = pyj_tree_add(PYJ_TREE_NONE, NULL, PyThread_get_thread_ident());
+    pyj_tree_thread_generation = generation;
+    return pyj_tree_thread_root;
+}
+
 static inline uint32_t pyj_tree_root(uint64_t generation)
 {
     if (pyj_tree_thread_root == PYJ_TREE_NONE || pyj_tree_thread_generation != generation) {
-        pyj_tree.generation = generation;
-        pyj_tree_thread_root = pyj_tree_add(PYJ_TREE_NONE, NULL, PyThread_get_thread_ident());
-        pyj_tree_thread_generation = generation;
+        return pyj_tree_new_root(generation);
     }
     return pyj_tree_thread_root;
 }

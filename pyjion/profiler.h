@@ -60,7 +60,7 @@ static uint64_t pyj_prof_generation = 1;
  * calls `code` now): cProfile then counts the call as recursive for that
  * edge. Walks the stack: asked only of folded calls whose code is running
  * already and whose edge has no folded call running. */
-static int pyj_prof_pair_running(PyjCallContext *caller, PyObject *code)
+static __attribute__((noinline)) int pyj_prof_pair_running(PyjCallContext *caller, PyObject *code)
 {
     for (PyjCallContext *a = caller; a != NULL && a->prev != NULL && a->generation == caller->generation;
          a = a->prev) {
@@ -71,7 +71,7 @@ static int pyj_prof_pair_running(PyjCallContext *caller, PyObject *code)
 
 /* A call the tree cannot hold (too deep, the tree full, or below such a
  * call): kept in its profile and its caller's edge, charged to `node`. */
-static void pyj_prof_push_folded(PyjCallContext *ctx, PyjProfile *p, PyObject *code, PyjCallContext *caller,
+static __attribute__((noinline)) void pyj_prof_push_folded(PyjCallContext *ctx, PyjProfile *p, PyObject *code, PyjCallContext *caller,
                                  uint32_t node)
 {
     pyj_tree.folded++;
@@ -122,7 +122,7 @@ PYJ_PROF_INLINE void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObjec
 }
 
 /* The end of a folded call (pyj_prof_push_folded). */
-static void pyj_prof_end_folded(PyjCallContext *ctx, PyjProfile *p, int outermost, uint64_t total, uint64_t own)
+static __attribute__((noinline)) void pyj_prof_end_folded(PyjCallContext *ctx, PyjProfile *p, int outermost, uint64_t total, uint64_t own)
 {
     if (ctx->node != PYJ_TREE_NONE) {
         PyjTreeNode *n = &pyj_tree.nodes[ctx->node];
