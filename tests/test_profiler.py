@@ -215,6 +215,26 @@ def check_times(data):
 
 
 PROGRAMS = {
+    # asyncio: each resume of a coroutine is a call, as cProfile counts it
+    "coroutines": """
+        import asyncio
+
+        async def leaf(i):
+            await asyncio.sleep(0)
+            return i
+
+        async def worker(n):
+            total = 0
+            for i in range(n):
+                total += await leaf(i)
+            return total
+
+        async def both():
+            return sum(await asyncio.gather(worker(20), worker(30)))
+
+        def main():
+            return asyncio.run(both())
+    """,
     "recursion": """
         def fib(n):
             if n < 2:
