@@ -7,7 +7,10 @@
  * links them, so nesting is exact per thread and nothing is allocated.
  * The bookkeeping follows cProfile's: a call is recursive (not primitive) when
  * the same code is already running below it, and its time is then not added
- * again to the cumulative total; the same rule holds per caller->callee edge. */
+ * again to the cumulative total; the same rule holds per caller->callee edge.
+ * A call on a path the call tree holds (exact) is counted in its node only,
+ * the flat profile being summed from the nodes (call_tree.h); a call the tree
+ * cannot hold (folded) is counted in its code's profile and its edge here. */
 #ifndef PYJION_PROFILER_H
 #define PYJION_PROFILER_H
 
@@ -71,8 +74,8 @@ static __attribute__((noinline)) int pyj_prof_pair_running(PyjCallContext *calle
 
 /* A call the tree cannot hold (too deep, the tree full, or below such a
  * call): kept in its profile and its caller's edge, charged to `node`. */
-static __attribute__((noinline)) void pyj_prof_push_folded(PyjCallContext *ctx, PyjProfile *p, PyObject *code, PyjCallContext *caller,
-                                 uint32_t node)
+static __attribute__((noinline)) void pyj_prof_push_folded(PyjCallContext *ctx, PyjProfile *p, PyObject *code,
+                                                            PyjCallContext *caller, uint32_t node)
 {
     pyj_tree.folded++;
     ctx->node = node;
@@ -122,7 +125,8 @@ PYJ_PROF_INLINE void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObjec
 }
 
 /* The end of a folded call (pyj_prof_push_folded). */
-static __attribute__((noinline)) void pyj_prof_end_folded(PyjCallContext *ctx, PyjProfile *p, int outermost, uint64_t total, uint64_t own)
+static __attribute__((noinline)) void pyj_prof_end_folded(PyjCallContext *ctx, PyjProfile *p, int outermost,
+                                                           uint64_t total, uint64_t own)
 {
     if (ctx->node != PYJ_TREE_NONE) {
         PyjTreeNode *n = &pyj_tree.nodes[ctx->node];

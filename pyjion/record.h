@@ -29,7 +29,9 @@ typedef struct {
 } PyjTypeProfile;
 
 /* Profiler: one edge per caller of this code (cProfile's "subentry"). The edge
- * holds a strong reference to the caller's code until the stats are reset. */
+ * holds a strong reference to the caller's code until the stats are reset.
+ * A PyjProfile and its edges count the calls the call tree cannot hold
+ * (folded, profiler.h); `active` counts every running call of the code. */
 typedef struct {
     PyObject *caller;
     uint64_t calls, recursive_calls, total_ticks, own_ticks;
