@@ -857,7 +857,8 @@ def set_config(threshold=None, jit=None, profile=None, pgc=None, debug=None, max
         if profile_clock not in _PROFILE_CLOCKS:
             raise ValueError("profile_clock must be one of %s, not %r"
                              % (", ".join(map(repr, _PROFILE_CLOCKS)), profile_clock))
-        if g_profile and (profile_clock == "tsc") != pyj_prof_clock.exact and profile is not False:
+        stops = profile is not None and not profile      # this call turns the profiler off first
+        if g_profile and (profile_clock == "tsc") != pyj_prof_clock.exact and not stops:
             raise ValueError("profile_clock can change only while the profiler is off")
     if threshold is not None:
         _count_setting("threshold", threshold, 2 ** 63 - 1)

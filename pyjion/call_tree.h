@@ -29,9 +29,10 @@ typedef struct {
     PyObject *code;           /* strong reference; NULL for a thread's root */
     unsigned long thread;     /* the thread of a root node */
     uint32_t parent, first_child, next_sibling, depth;
-    uint32_t active;          /* exact calls of this path on the stack now (0 or 1) */
     uint32_t flags;           /* PYJ_TREE_RECURSIVE, PYJ_TREE_EDGE_RECURSIVE */
-    uint64_t calls, total_ticks, own_ticks;          /* exact calls */
+    /* Exact calls. A path is on a thread's stack at most once (each of its
+     * nodes is one level deeper), so every exact call's total is its own. */
+    uint64_t calls, total_ticks, own_ticks;
     uint64_t folded_calls, folded_own_ticks;         /* calls folded into this node */
 } PyjTreeNode;
 
@@ -109,9 +110,9 @@ static inline uint32_t pyj_tree_root(uint64_t generation)
     return pyj_tree_thread_root;
 }
 
-/* The node for a call of `code` under `parent` (PYJ_TREE_NONE: the thread's
- * root), made if new; PYJ_TREE_NONE where the path cannot grow (too deep,
- * the tree full). A child found is moved to the front of its siblings: a
+/* The node for a call of `code` under `parent` (a node, the thread's root
+ * at the top), made if new; PYJ_TREE_NONE where the path cannot grow (too
+ * deep, the tree full). A child found is moved to the front of its siblings: a
  * loop calls the same few. */
 /* (always inlined: on the profiler's hot path, which has two callers, profiler.h) */
 static inline __attribute__((always_inline)) uint32_t pyj_tree_enter(uint32_t parent, PyObject *code)

@@ -110,7 +110,6 @@ PYJ_PROF_INLINE void pyj_prof_push(PyjCallContext *ctx, PyjProfile *p, PyObject 
         if (node != PYJ_TREE_NONE) {
             ctx->node = node;
             ctx->edge = PYJ_CTX_EXACT;
-            pyj_tree.nodes[node].active++;
         } else {
             pyj_prof_push_folded(ctx, p, code, caller, parent);
         }
@@ -159,7 +158,7 @@ PYJ_PROF_INLINE void pyj_prof_end(PyjCallContext *ctx, uint64_t generation)
         PyjTreeNode *n = &pyj_tree.nodes[ctx->node];
         n->calls++;
         n->own_ticks += own;
-        if (--n->active == 0) n->total_ticks += total;
+        n->total_ticks += total;
         return;
     }
     pyj_prof_end_folded(ctx, p, outermost, total, own);

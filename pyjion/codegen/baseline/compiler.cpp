@@ -285,7 +285,6 @@ void Compiler::emit_tracing_check(const Instr &ins) { emit_tracing_check_at(ins.
 // `depth` values on the stack.
 void Compiler::emit_tracing_check_at(int start, int depth)
 {
-    auto &a = em_.as();
     Label deopt = tier_ && tier_->holds_unboxed()
                       ? tier_->exit(unboxed::kExitTracing, bytecode_.instr_at(start), depth)
                       : tracing_exit(start, depth);

@@ -123,7 +123,7 @@ __attribute__((always_inline)) inline bool evaluator_is_hook(PyThreadState *ts)
 // it is compiled, the hook is the interpreter's frame evaluator, and no
 // tracer needs to see the call; the C stack guard is the hook's own. Inline
 // in the direct paths (a call or a generator resume each ask once), the
-// record's own fields first. (The profiler times such calls: enter().)
+// record's own fields first. (The profiler times such calls: enter_compiled.)
 __attribute__((always_inline)) inline PyjionCodeView *entry_record(PyThreadState *ts, PyCodeObject *code)
 {
     auto *extra = static_cast<PyjCodeExtraLayout *>(code->co_extra);
@@ -163,20 +163,6 @@ void clear_frame(PyThreadState *ts, _PyInterpreterFrame *frame)
 }
 
 bool hook_is_evaluator(PyThreadState *ts) { return evaluator_is_hook(ts); }
-
-namespace {
-
-// Runs the machine code of an entry_record for `frame`, a call or a resume,
-// counted; timed by the profiler as one call while it runs.
-__attribute__((always_inline)) inline PyObject *enter(PyjionCodeView *rec, PyThreadState *ts,
-                                                      _PyInterpreterFrame *frame)
-{
-    rec->calls++;
-    if (hook_state.profiling) return hook_state.profiled_entry(ts, frame, 0, rec);
-    return rec->entry(ts, frame, 0);
-}
-
-}  // namespace
 
 namespace {
 
@@ -275,7 +261,7 @@ PyObject *try_call(PyThreadState *ts, PyObject *callable, PyObject *const *args,
     // object and leaves this frame empty to release.
     PyjionCodeView *rec = (code->co_flags & kMakesGenerator) ? nullptr : entry_record(ts, code);
     if (rec != nullptr) {
-        result = enter(rec, ts, frame);
+        result = enter_compiled(rec, ts, frame);
     } else {
         result = pyj_eval_frame(ts, frame);   // the hook decides (or the interpreter runs it)
     }
@@ -430,7 +416,7 @@ __attribute__((always_inline)) inline PySendResult resume_compiled(PyGenObject *
     gen->gi_exc_state.previous_item = ts->exc_info;
     ts->exc_info = &gen->gi_exc_state;
     gen->gi_frame_state = FRAME_EXECUTING;
-    PyObject *result = enter(rec, ts, frame);
+    PyObject *result = enter_compiled(rec, ts, frame);
     if (gen->gi_frame_state == FRAME_EXECUTING) gen->gi_frame_state = FRAME_COMPLETED;
     ts->exc_info = gen->gi_exc_state.previous_item;
     gen->gi_exc_state.previous_item = nullptr;

@@ -86,7 +86,8 @@ namespace pyjion::direct {
 // `code`'s record where its machine code may be entered as far as pyjion
 // goes: compiled, pyjion enabled (3.13 enters compiled code through the
 // function's vectorcall, so the hook need not be the evaluator). The
-// callers add tracing and the C stack, and enter it with enter_compiled.
+// callers add tracing and the C stack, and enter it with enter_compiled
+// (runtime/direct_call.h).
 [[gnu::always_inline]] inline PyjionCodeView *compiled_view(PyCodeObject *code)
 {
     PyjionCodeView *rec = code_view(code);
@@ -96,16 +97,6 @@ namespace pyjion::direct {
     return rec;
 }
 
-// Runs the machine code of a compiled_view for the pushed `frame`, counted;
-// while the profiler runs, the hook's profiled_entry runs it, timed as one
-// call (no call back through the hook). A tail call either way.
-[[gnu::always_inline]] inline PyObject *enter_compiled(PyjionCodeView *rec, PyThreadState *ts,
-                                                       _PyInterpreterFrame *frame)
-{
-    rec->calls++;
-    if (hook_state.profiling) return hook_state.profiled_entry(ts, frame, 0, rec);
-    return rec->entry(ts, frame, 0);
-}
 
 // compiled_view where no tracer or monitoring wants the interpreter (the
 // caller has checked the C stack). nullptr: the frame evaluator runs it.

@@ -28,6 +28,18 @@ extern PyjionHookState hook_state;
 // The hook is the interpreter's frame evaluator (see PyjionHookState).
 bool hook_is_evaluator(PyThreadState *ts);
 
+// Runs the machine code of a compiled callee's record for its pushed
+// `frame` (a call or a generator's resume), counted; while the profiler
+// runs, the hook's profiled_entry runs it, timed as one call (no call back
+// through the hook). A tail call either way.
+[[gnu::always_inline]] inline PyObject *enter_compiled(PyjionCodeView *rec, PyThreadState *ts,
+                                                       _PyInterpreterFrame *frame)
+{
+    rec->calls++;
+    if (hook_state.profiling) return hook_state.profiled_entry(ts, frame, 0, rec);
+    return rec->entry(ts, frame, 0);
+}
+
 // Releases what a finished frame owns (3.11's _PyFrame_Clear, frame objects
 // included); does not pop it.
 void clear_frame(PyThreadState *ts, _PyInterpreterFrame *frame);
