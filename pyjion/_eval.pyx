@@ -586,10 +586,14 @@ cdef inline bint tiering_wanted() noexcept:
     return g_installed and g_threshold > 0 and (g_jit or hookless_on())
 
 
+cdef inline uint32_t epoch_now() noexcept:
+    return <uint32_t>(pyj_monotonic() * g_epochs_per_second)
+
+
 cdef int on_sample(void *arg) noexcept:
     """The sampler's pending call (main thread, GIL held, at an eval-breaker check)."""
     pyj_sampler.pending = 0
-    pyj_entry.epoch = <uint32_t>(pyj_monotonic() * g_epochs_per_second)
+    pyj_entry.epoch = epoch_now()
     if tiering_wanted() and (hookless_on() or pyj_get_eval_func() == hook):
         if sample_frame(PyThreadState_Get(), False):
             pyj_sampler.quiet = 0
@@ -708,6 +712,10 @@ cdef update_sampler():
     """The sampler runs while the hook is installed and compiles by threshold."""
     if tiering_wanted():
         if not pyj_sampler.running:
+            # The epoch is the clock's from the start: left behind (0 before
+            # the first sample), the first tick would cool the warmth that
+            # calls made meanwhile, as if they were from long ago.
+            pyj_entry.epoch = epoch_now()
             if pyj_sampler_start(on_sample, g_sample_interval_us) < 0:
                 raise RuntimeError("pyjion: could not start the sampler thread")
     else:
