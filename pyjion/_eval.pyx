@@ -70,8 +70,8 @@ cdef extern from "codegen_api.h":
         PyjionEntry interpret
         int enabled
         int (*c_call_begin)(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
-        void (*c_call_end)(PyjionProfCall *ctx) noexcept
-        PyObject *(*profiled_entry)(PyThreadState *ts, void *frame, int throwflag, PyjionCodeView *view) noexcept
+        int (*call_begin)(PyjionProfCall *ctx, PyThreadState *ts, void *frame, PyjionCodeView *view) noexcept
+        void (*call_end)(PyjionProfCall *ctx) noexcept
     ctypedef struct PyjionCodegenAPI:
         int version
         int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out) noexcept
@@ -182,8 +182,10 @@ cdef extern from "profiler.h":
         uint32_t n
     PyjCFuncTable pyj_cfuncs
     uint64_t pyj_prof_generation
-    int pyj_prof_c_begin(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
-    void pyj_prof_c_end(PyjionProfCall *ctx) noexcept
+    int pyj_prof_c_begin_ticks(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
+    int pyj_prof_c_begin_tsc(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
+    void pyj_prof_call_end_ticks(PyjionProfCall *ctx) noexcept
+    void pyj_prof_call_end_tsc(PyjionProfCall *ctx) noexcept
     void pyj_cfuncs_clear() noexcept
 
 cdef extern from "call_tree.h":
@@ -241,7 +243,8 @@ cdef extern from "hook_entry.h":
         vectorcallfunc vectorcall
         void (*list_profiled)(PyjRecord *rec, PyObject *code) noexcept
     PyjEntryState pyj_entry
-    PyObject *pyj_profiled_entry(PyThreadState *ts, PyjFrame *f, int throwflag, PyjionCodeView *view) noexcept
+    int pyj_prof_py_begin_ticks(PyjionProfCall *buf, PyThreadState *ts, PyjFrame *f, PyjionCodeView *view) noexcept
+    int pyj_prof_py_begin_tsc(PyjionProfCall *buf, PyThreadState *ts, PyjFrame *f, PyjionCodeView *view) noexcept
     PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
     int pyj_hook_aside_pending() noexcept
     PyObject *pyj_interpret_handed_over(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
@@ -809,9 +812,15 @@ cdef void sync_hook_state() noexcept:
     g_codegen.hook.profiling = g_profile
     g_codegen.hook.interpret = <PyjionEntry>pyj_interpret_handed_over
     g_codegen.hook.enabled = g_installed
-    g_codegen.hook.c_call_begin = pyj_prof_c_begin     # C calls from machine code (profiler.h)
-    g_codegen.hook.c_call_end = pyj_prof_c_end
-    g_codegen.hook.profiled_entry = <PyObject *(*)(PyThreadState *, void *, int, PyjionCodeView *) noexcept>pyj_profiled_entry
+    # Calls timed by machine code (profiler.h), on the clock chosen.
+    if pyj_prof_clock.exact:
+        g_codegen.hook.c_call_begin = pyj_prof_c_begin_tsc
+        g_codegen.hook.call_begin = <int (*)(PyjionProfCall *, PyThreadState *, void *, PyjionCodeView *) noexcept>pyj_prof_py_begin_tsc
+        g_codegen.hook.call_end = pyj_prof_call_end_tsc
+    else:
+        g_codegen.hook.c_call_begin = pyj_prof_c_begin_ticks
+        g_codegen.hook.call_begin = <int (*)(PyjionProfCall *, PyThreadState *, void *, PyjionCodeView *) noexcept>pyj_prof_py_begin_ticks
+        g_codegen.hook.call_end = pyj_prof_call_end_ticks
 
 
 def _ensure_extra_index():
@@ -932,6 +941,7 @@ cdef set_profile_clock(bint exact):
     pyj_prof_clock.exact = exact
     reset_stats()
     g_tsc0 = 0          # the exact clock's rate is calibrated from the next start
+    sync_hook_state()   # machine code's timed calls read this clock
 
 
 def get_config():

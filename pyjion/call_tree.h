@@ -26,14 +26,19 @@
 #define PYJ_TREE_NONE UINT32_MAX
 
 typedef struct {
+    /* What a call's lookup reads first (pyj_tree_child), together. */
     PyObject *code;           /* strong reference; NULL for a thread's root */
-    unsigned long thread;     /* the thread of a root node */
     uint32_t parent, first_child, next_sibling, depth;
     uint32_t flags;           /* PYJ_TREE_RECURSIVE, PYJ_TREE_EDGE_RECURSIVE */
+    /* The child of this node called last, and (as a child) the sibling that
+     * was called after this one the last time: a loop's body calls its
+     * callees in the same order each time round. */
+    uint32_t last_child, next_hint;
     /* Exact calls. A path is on a thread's stack at most once (each of its
      * nodes is one level deeper), so every exact call's total is its own. */
     uint64_t calls, total_ticks, own_ticks;
     uint64_t folded_calls, folded_own_ticks;         /* calls folded into this node */
+    unsigned long thread;     /* the thread of a root node */
 } PyjTreeNode;
 
 /* PyjTreeNode.flags, fixed when the node is made: an ancestor has the same
@@ -74,7 +79,7 @@ static __attribute__((noinline)) uint32_t pyj_tree_add(uint32_t parent, PyObject
     node->code = code;
     node->thread = thread;
     node->parent = parent;
-    node->first_child = node->next_sibling = PYJ_TREE_NONE;
+    node->first_child = node->next_sibling = node->last_child = node->next_hint = PYJ_TREE_NONE;
     if (parent != PYJ_TREE_NONE) {
         PyjTreeNode *p = &t->nodes[parent];
         node->depth = p->depth + 1;
@@ -110,26 +115,43 @@ static inline uint32_t pyj_tree_root(uint64_t generation)
     return pyj_tree_thread_root;
 }
 
+/* The node for a call of `code` under `parent` if it is the one the
+ * sequence hint expects (the child called after the last one called, or the
+ * newest child), else PYJ_TREE_NONE: the profiler's hot path (profiler.h). */
+static inline uint32_t pyj_tree_child(uint32_t parent, PyObject *code)
+{
+    PyjTreeNode *nodes = pyj_tree.nodes;
+    PyjTreeNode *p = &nodes[parent];
+    uint32_t last = p->last_child;
+    uint32_t c = last != PYJ_TREE_NONE ? nodes[last].next_hint : p->first_child;
+    if (c == PYJ_TREE_NONE || nodes[c].code != code) return PYJ_TREE_NONE;
+    p->last_child = c;
+    return c;
+}
+
 /* The node for a call of `code` under `parent` (a node, the thread's root
  * at the top), made if new; PYJ_TREE_NONE where the path cannot grow (too
- * deep, the tree full). A child found is moved to the front of its siblings: a
- * loop calls the same few. */
-/* (always inlined: on the profiler's hot path, which has two callers, profiler.h) */
-static inline __attribute__((always_inline)) uint32_t pyj_tree_enter(uint32_t parent, PyObject *code)
+ * deep, the tree full). Learns the sequence: the child called before it
+ * expects this one next time. */
+static inline uint32_t pyj_tree_enter(uint32_t parent, PyObject *code)
 {
     PyjTree *t = &pyj_tree;
-    PyjTreeNode *p = &t->nodes[parent];
-    uint32_t prev = PYJ_TREE_NONE;
-    for (uint32_t c = p->first_child; c != PYJ_TREE_NONE; prev = c, c = t->nodes[c].next_sibling) {
-        if (t->nodes[c].code != code) continue;
-        if (prev != PYJ_TREE_NONE) {
-            t->nodes[prev].next_sibling = t->nodes[c].next_sibling;
-            t->nodes[c].next_sibling = p->first_child;
-            p->first_child = c;
+    uint32_t found = PYJ_TREE_NONE;
+    for (uint32_t c = t->nodes[parent].first_child; c != PYJ_TREE_NONE; c = t->nodes[c].next_sibling) {
+        if (t->nodes[c].code == code) {
+            found = c;
+            break;
         }
-        return c;
     }
-    return p->depth < t->max_depth ? pyj_tree_add(parent, code, 0) : PYJ_TREE_NONE;
+    if (found == PYJ_TREE_NONE) {
+        if (t->nodes[parent].depth >= t->max_depth) return PYJ_TREE_NONE;
+        found = pyj_tree_add(parent, code, 0);   /* (may move t->nodes) */
+        if (found == PYJ_TREE_NONE) return PYJ_TREE_NONE;
+    }
+    PyjTreeNode *p = &t->nodes[parent];
+    if (p->last_child != PYJ_TREE_NONE) t->nodes[p->last_child].next_hint = found;
+    p->last_child = found;
+    return found;
 }
 
 /* Forgets every node (reset_stats); calls still running from before keep

@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 16
+#define PYJION_CODEGEN_API_VERSION 17
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -123,7 +123,7 @@ typedef struct {
 /* Room for one profiled C call's context (the hook's PyjCallContext), kept
  * on the calling C function's stack. */
 typedef struct {
-    uint64_t opaque[8];
+    uint64_t opaque[10];
 } PyjionProfCall;
 
 /* What machine code needs to know of the hook to call compiled code directly
@@ -134,8 +134,8 @@ typedef struct {
      * interpreter's (interp->eval_frame): not after disable(), nor while
      * another PEP 523 function has taken its place. */
     void *evaluator;
-    /* The profiler runs: machine code's direct calls and resumes of compiled
-     * code enter it through profiled_entry, which times them as calls. */
+    /* The profiler runs: machine code's direct calls and resumes of
+     * compiled code time each call with call_begin and call_end. */
     int profiling;
     /* Runs a frame in CPython's interpreter (machine code hands a frame over
      * when tracing starts). The hook's version knows its loop-header traps
@@ -145,20 +145,22 @@ typedef struct {
      * machine code (3.13 enters compiled code that way, with or without the
      * hook); 0 after disable(), when such calls run in the interpreter. */
     int enabled;
-    /* The profiler's view of C functions called from machine code (the
-     * hook's profiler.h; set with `profiling`). c_call_begin decides whether
-     * `callable` called with `args` (nargs positional) is a call cProfile
-     * counts (a builtin function, or a method descriptor called with self);
-     * if so it starts timing it in `ctx` and returns 1, and the caller must
-     * pass `ctx` to c_call_end once the call returned. Needs the GIL. */
+    /* The profiler's view of calls made by machine code (the hook's
+     * profiler.h; set with `profiling`). Each call it counts is timed
+     * between a begin that returned 1, which fills `ctx`, and call_end(ctx)
+     * once the call returned; nested calls end in reverse order. Need the
+     * GIL.
+     * c_call_begin: for a call of `callable` with `args` (nargs positional)
+     * if cProfile counts it (a builtin function, or a method descriptor
+     * called with self).
+     * call_begin: for running `view`'s machine code on `frame` (its
+     * function's call or a generator's resume, never the call that makes a
+     * generator); 0 for a frame the recursion limit refuses (its machine
+     * code raises RecursionError, uncounted). */
     int (*c_call_begin)(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs);
-    void (*c_call_end)(PyjionProfCall *ctx);
-    /* Runs `view`'s machine code for `frame` (its function's call or a
-     * generator's resume, never the call that makes a generator) timed by
-     * the profiler as one call of that code: what direct calls and resumes
-     * call instead of view->entry while `profiling` is set. Needs the GIL. */
-    PyObject *(*profiled_entry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag,
-                                PyjionCodeView *view);
+    int (*call_begin)(PyjionProfCall *ctx, PyThreadState *ts, struct _PyInterpreterFrame *frame,
+                      PyjionCodeView *view);
+    void (*call_end)(PyjionProfCall *ctx);
 } PyjionHookState;
 
 typedef struct {

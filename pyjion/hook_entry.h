@@ -79,31 +79,55 @@ static inline PyObject *pyj_enter_compiled(PyThreadState *ts, PyjFrame *f, int t
 
 /* The machine code of a compiled record run for a frame (a call, or a
  * generator's resume) while the profiler runs, timed as one call of its
- * code: the hook's paths and machine code's direct calls and resumes
- * (PyjionHookState.profiled_entry) all come here, so the profiler sees such
- * calls without the hook being entered again for each. */
+ * code, on the hook's paths (machine code's direct calls and resumes time
+ * theirs with PyjionHookState.call_begin/call_end). */
 static inline __attribute__((always_inline)) PyObject *pyj_profiled_compiled(PyThreadState *ts, PyjFrame *f,
-                                                                             int throwflag, PyjRecord *rec,
-                                                                             int from_hook)
+                                                                             int throwflag, PyjRecord *rec)
 {
     PyjCallContext ctx;
     PyObject *code = (PyObject *)pyj_frame_code(f);
     if (!rec->prof.listed) pyj_entry.list_profiled(rec, code);
     pyj_prof_begin(&ctx, rec, code, pyj_prof_generation);
-    /* (A direct call runs the machine code as it would unprofiled.) */
-    PyObject *result = from_hook ? pyj_run_compiled(rec->view.entry, ts, f, throwflag)
-                                 : rec->view.entry(ts, (void *)f, throwflag);
+    PyObject *result = pyj_run_compiled(rec->view.entry, ts, f, throwflag);
     pyj_prof_end(&ctx, pyj_prof_generation);
     return result;
 }
 
-/* PyjionHookState.profiled_entry (the record starts with its view). A frame
- * the recursion limit refuses never runs: the machine code raises
- * RecursionError at its entry, uncounted (as the hook's paths leave it). */
-static PyObject *pyj_profiled_entry(PyThreadState *ts, PyjFrame *f, int throwflag, PyjionCodeView *view)
+/* (call_begin's first call of a code: listed, then begun) */
+static __attribute__((noinline)) int pyj_prof_py_begin_listing(PyjionProfCall *buf, PyjRecord *rec, PyObject *code)
 {
-    if (pyj_recursion_will_fail(ts)) return view->entry(ts, (void *)f, throwflag);
-    return pyj_profiled_compiled(ts, f, throwflag, (PyjRecord *)view, 0);
+    pyj_entry.list_profiled(rec, code);
+    pyj_prof_begin((PyjCallContext *)buf, rec, code, pyj_prof_generation);
+    return 1;
+}
+
+/* PyjionHookState.call_begin (pyj_prof_py_begin_ticks/_tsc): machine code's direct calls and resumes of
+ * compiled code (the record starts with its view) time the call between
+ * this and call_end, around running the machine code themselves. Returns 0
+ * for a frame the recursion limit refuses: it never runs (the machine code
+ * raises RecursionError at its entry) and is not counted, as the hook's
+ * paths leave it. A leaf on its hot path: no registers to save. */
+static inline __attribute__((always_inline)) int pyj_prof_py_begin_on(PyjionProfCall *buf, PyThreadState *ts,
+                                                                     PyjFrame *f, PyjionCodeView *view,
+                                                                     int exact)
+{
+    if (pyj_recursion_will_fail(ts)) return 0;
+    PyjRecord *rec = (PyjRecord *)view;
+    PyObject *code = (PyObject *)pyj_frame_code(f);
+    if (__builtin_expect(!rec->prof.listed, 0)) return pyj_prof_py_begin_listing(buf, rec, code);
+    pyj_prof_push_on((PyjCallContext *)buf, &rec->prof, code, pyj_prof_generation, exact);
+    return 1;
+}
+
+/* (one per clock, as profiler.h's PYJ_PROF_PER_CLOCK) */
+static int pyj_prof_py_begin_ticks(PyjionProfCall *buf, PyThreadState *ts, PyjFrame *f, PyjionCodeView *view)
+{
+    return pyj_prof_py_begin_on(buf, ts, f, view, 0);
+}
+
+static int pyj_prof_py_begin_tsc(PyjionProfCall *buf, PyThreadState *ts, PyjFrame *f, PyjionCodeView *view)
+{
+    return pyj_prof_py_begin_on(buf, ts, f, view, 1);
 }
 
 #if PY_VERSION_HEX >= 0x030D0000
@@ -210,7 +234,7 @@ static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
         rec->view.calls++;
         if (pyj_entry.profiling) {
             if (pyj_entry.vectorcall != NULL) pyj_frame_adopt_function(f, pyj_entry.vectorcall);
-            return pyj_profiled_compiled(ts, f, throwflag, rec, 1);
+            return pyj_profiled_compiled(ts, f, throwflag, rec);
         }
         return pyj_enter_compiled(ts, f, throwflag, rec);
     }

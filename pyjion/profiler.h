@@ -35,16 +35,18 @@ typedef struct PyjCallContext {
     uint64_t start;
     uint64_t child_ticks;           /* time spent in profiled callees */
     uint64_t generation;            /* reset_stats() generation at entry */
+    /* An exact call's generation (counted in its node only), 0 for a folded
+     * one: one compare tells a callee whether it may count itself in the
+     * tree under this call's node. */
+    uint64_t exact_generation;
     /* An exact call's path in the call tree (call_tree.h); a folded call's
      * deepest recorded ancestor (PYJ_TREE_NONE: none could be made). */
     uint32_t node;
-    /* PYJ_CTX_EXACT: counted in its node only. A folded call, counted in
-     * prof the old way: its caller's edge in prof->edges (-1: none). */
+    /* A folded call, counted in prof the old way: its caller's edge in
+     * prof->edges (-1: none). */
     int32_t edge;
     uint8_t edge_outer;             /* a folded call: the outermost call of its caller->callee pair */
 } PyjCallContext;
-
-#define PYJ_CTX_EXACT (-2)
 
 /* machine code keeps a C call's context in a PyjionProfCall (codegen_api.h) */
 _Static_assert(sizeof(PyjCallContext) <= sizeof(PyjionProfCall), "a PyjionProfCall holds a context");
@@ -90,7 +92,43 @@ static __attribute__((noinline)) void pyj_prof_push_folded(PyjCallContext *ctx, 
     ctx->edge = edge;
 }
 
-PYJ_PROF_INLINE void pyj_prof_push(PyjCallContext *ctx, PyjProfile *p, PyObject *code, uint64_t generation)
+/* The push of a call whose caller is not an exact call of this generation
+ * (a thread's first call, a call below a folded one or from before
+ * reset_stats()), or whose node is not the one its parent's sequence expects. */
+static void pyj_prof_place(PyjCallContext *ctx, PyjProfile *p, PyObject *code, PyjCallContext *prev,
+                           uint64_t generation)
+{
+    /* A caller from before reset_stats() is forgotten, as cProfile's clear()
+     * forgets its running calls: the call starts a path at the root. */
+    PyjCallContext *caller = prev != NULL && prev->generation == generation ? prev : NULL;
+    if (caller != NULL && caller->exact_generation != generation) {
+        pyj_prof_push_folded(ctx, p, code, caller, caller->node);
+        return;
+    }
+    uint32_t parent = caller != NULL ? caller->node : pyj_tree_root(generation);
+    uint32_t node = parent != PYJ_TREE_NONE ? pyj_tree_enter(parent, code) : PYJ_TREE_NONE;
+    if (node == PYJ_TREE_NONE) {
+        pyj_prof_push_folded(ctx, p, code, caller, parent);
+        return;
+    }
+    ctx->node = node;
+    ctx->exact_generation = generation;
+}
+
+/* (The rest of the push, after pyj_prof_place: the hot path's tail call.) */
+static __attribute__((noinline)) void pyj_prof_push_slow(PyjCallContext *ctx, PyjProfile *p, PyObject *code,
+                                                          PyjCallContext *prev, uint64_t generation)
+{
+    ctx->exact_generation = 0;
+    pyj_prof_place(ctx, p, code, prev, generation);
+    pyj_current_call = ctx;
+    ctx->start = pyj_ticks();
+}
+
+/* The hot path: a call under an exact call, of the callee that call's
+ * sequence expects (call_tree.h), takes its node. */
+PYJ_PROF_INLINE void pyj_prof_push_on(PyjCallContext *ctx, PyjProfile *p, PyObject *code, uint64_t generation,
+                                      int exact)
 {
     PyjCallContext *prev = pyj_current_call;
     ctx->prev = prev;
@@ -99,23 +137,21 @@ PYJ_PROF_INLINE void pyj_prof_push(PyjCallContext *ctx, PyjProfile *p, PyObject 
     ctx->child_ticks = 0;
     ctx->generation = generation;
     p->active++;
-    /* A caller from before reset_stats() is forgotten, as cProfile's clear()
-     * forgets its running calls: the call starts a path at the root. */
-    PyjCallContext *caller = prev != NULL && prev->generation == generation ? prev : NULL;
-    if (caller != NULL && caller->edge != PYJ_CTX_EXACT) {
-        pyj_prof_push_folded(ctx, p, code, caller, caller->node);
-    } else {
-        uint32_t parent = caller != NULL ? caller->node : pyj_tree_root(generation);
-        uint32_t node = parent != PYJ_TREE_NONE ? pyj_tree_enter(parent, code) : PYJ_TREE_NONE;
-        if (node != PYJ_TREE_NONE) {
-            ctx->node = node;
-            ctx->edge = PYJ_CTX_EXACT;
-        } else {
-            pyj_prof_push_folded(ctx, p, code, caller, parent);
-        }
+    uint32_t node = prev != NULL && prev->exact_generation == generation ? pyj_tree_child(prev->node, code)
+                                                                          : PYJ_TREE_NONE;
+    if (__builtin_expect(node == PYJ_TREE_NONE, 0)) {
+        pyj_prof_push_slow(ctx, p, code, prev, generation);
+        return;
     }
+    ctx->node = node;
+    ctx->exact_generation = generation;
     pyj_current_call = ctx;
-    ctx->start = pyj_ticks();
+    ctx->start = pyj_ticks_on(exact);
+}
+
+PYJ_PROF_INLINE void pyj_prof_push(PyjCallContext *ctx, PyjProfile *p, PyObject *code, uint64_t generation)
+{
+    pyj_prof_push_on(ctx, p, code, generation, pyj_prof_clock.exact);
 }
 
 PYJ_PROF_INLINE void pyj_prof_begin(PyjCallContext *ctx, PyjRecord *rec, PyObject *code, uint64_t generation)
@@ -144,24 +180,39 @@ static __attribute__((noinline)) void pyj_prof_end_folded(PyjCallContext *ctx, P
     }
 }
 
-PYJ_PROF_INLINE void pyj_prof_end(PyjCallContext *ctx, uint64_t generation)
+/* The end of a call that some tick of the clock fell in (its time goes to
+ * it and to its caller's callees), or of a folded call. */
+static __attribute__((noinline)) void pyj_prof_end_timed(PyjCallContext *ctx, uint64_t total, uint64_t generation)
 {
-    uint64_t total = pyj_ticks() - ctx->start;
     uint64_t own = total > ctx->child_ticks ? total - ctx->child_ticks : 0;
-    PyjCallContext *prev = ctx->prev;
-    PyjProfile *p = ctx->prof;
-    pyj_current_call = prev;
-    if (prev != NULL) prev->child_ticks += total;
-    int outermost = --p->active == 0;
-    if (ctx->generation != generation) return;      /* stats were reset meanwhile */
-    if (ctx->edge == PYJ_CTX_EXACT) {
+    if (ctx->prev != NULL && total != 0) ctx->prev->child_ticks += total;
+    if (ctx->exact_generation == generation) {
         PyjTreeNode *n = &pyj_tree.nodes[ctx->node];
         n->calls++;
         n->own_ticks += own;
         n->total_ticks += total;
+    } else if (ctx->generation == generation) {   /* (else the stats were reset meanwhile) */
+        pyj_prof_end_folded(ctx, ctx->prof, ctx->prof->active == 0, total, own);
+    }
+}
+
+/* With the ticks clock most calls end in the tick they began in: their
+ * time is 0 (so is every callee's) and only the count is kept. */
+PYJ_PROF_INLINE void pyj_prof_end_on(PyjCallContext *ctx, uint64_t generation, int exact)
+{
+    uint64_t total = pyj_ticks_on(exact) - ctx->start;
+    pyj_current_call = ctx->prev;
+    ctx->prof->active--;
+    if (__builtin_expect(total == 0 && ctx->exact_generation == generation, 1)) {
+        pyj_tree.nodes[ctx->node].calls++;
         return;
     }
-    pyj_prof_end_folded(ctx, p, outermost, total, own);
+    pyj_prof_end_timed(ctx, total, generation);
+}
+
+PYJ_PROF_INLINE void pyj_prof_end(PyjCallContext *ctx, uint64_t generation)
+{
+    pyj_prof_end_on(ctx, generation, pyj_prof_clock.exact);
 }
 
 /* ---- C functions called from machine code ---------------------------------
@@ -299,8 +350,9 @@ static PyjCFunc *pyj_cfunc_add(PyMethodDef *ml, PyObject *self, PyObject *module
     return f;
 }
 
-/* PyjionHookState.c_call_begin. */
-static int pyj_prof_c_begin(PyjionProfCall *buf, PyObject *callable, PyObject *const *args, Py_ssize_t nargs)
+/* PyjionHookState.c_call_begin (pyj_prof_c_begin_ticks/_tsc). */
+PYJ_PROF_INLINE int pyj_prof_c_begin_on(PyjionProfCall *buf, PyObject *callable, PyObject *const *args,
+                                        Py_ssize_t nargs, int exact)
 {
     PyTypeObject *type = Py_TYPE(callable);
     PyMethodDef *ml;
@@ -329,15 +381,29 @@ static int pyj_prof_c_begin(PyjionProfCall *buf, PyObject *callable, PyObject *c
         f = pyj_cfunc_add(ml, self, module);
         if (f == NULL) return 0;
     }
-    pyj_prof_push((PyjCallContext *)buf, &f->prof, f->name, pyj_prof_generation);
+    pyj_prof_push_on((PyjCallContext *)buf, &f->prof, f->name, pyj_prof_generation, exact);
     return 1;
 }
 
-/* PyjionHookState.c_call_end. */
-static void pyj_prof_c_end(PyjionProfCall *buf)
+/* PyjionHookState.call_end (pyj_prof_call_end_ticks/_tsc): the end of a C
+ * call or of a Python call begun by call_begin (hook_entry.h). */
+PYJ_PROF_INLINE void pyj_prof_call_end_on(PyjionProfCall *buf, int exact)
 {
-    pyj_prof_end((PyjCallContext *)buf, pyj_prof_generation);
+    pyj_prof_end_on((PyjCallContext *)buf, pyj_prof_generation, exact);
 }
+
+/* The entry points machine code calls, one per clock: each reads its clock
+ * without asking which it is (the hook gives machine code the pair of the
+ * clock chosen; the clock changes only while the profiler is off). */
+#define PYJ_PROF_PER_CLOCK(suffix, exact)                                                                    \
+    static int pyj_prof_c_begin_##suffix(PyjionProfCall *buf, PyObject *callable, PyObject *const *args,    \
+                                         Py_ssize_t nargs)                                                  \
+    {                                                                                                        \
+        return pyj_prof_c_begin_on(buf, callable, args, nargs, exact);                                       \
+    }                                                                                                        \
+    static void pyj_prof_call_end_##suffix(PyjionProfCall *buf) { pyj_prof_call_end_on(buf, exact); }
+PYJ_PROF_PER_CLOCK(ticks, 0)
+PYJ_PROF_PER_CLOCK(tsc, 1)
 
 /* reset_stats(): forgets the C functions' numbers (not the functions). */
 static inline void pyj_cfuncs_clear(void)

@@ -193,22 +193,21 @@ void emit_stub(Emitter &em, int nargs)
     // Enter the callee's machine code; the traceback of an exception coming
     // out of it names the caller's CALL (its last cache entry), as in the
     // interpreter.
-    // While the profiler runs, the hook's profiled_entry enters it and times
-    // the call.
-    Label profiled = a.newLabel(), returned = a.newLabel();
+    Label profiled = a.newLabel(), returned = a.newLabel(), finish = a.newLabel();
     a.inc(x86::qword_ptr(x86::r9, offsetof(PyjionCodeView, calls)));
     a.mov(x86::rax, x86::qword_ptr(x86::rsp));
     a.mov(Emitter::frame_q(layout::kFrameInstr), x86::rax);
     a.mov(x86::r15, x86::r10);
-    a.mov(x86::rdi, Emitter::tstate);
-    a.mov(x86::rsi, x86::r10);
-    a.xor_(x86::edx, x86::edx);
     em.load_address(x86::r8, &direct::hook_state);
     a.cmp(x86::dword_ptr(x86::r8, offsetof(PyjionHookState, profiling)), 0);
     a.jne(profiled);
+    a.mov(x86::rdi, Emitter::tstate);
+    a.mov(x86::rsi, x86::r10);
+    a.xor_(x86::edx, x86::edx);
     a.call(x86::qword_ptr(x86::r9, offsetof(PyjionCodeView, entry)));
     a.bind(returned);
     a.mov(x86::r14, x86::rax);
+    a.bind(finish);
     a.mov(x86::rdi, Emitter::tstate);
     a.mov(x86::rsi, x86::r15);
     em.call(reinterpret_cast<const void *>(&direct::finish_frame), "direct::finish_frame");
@@ -216,9 +215,36 @@ void emit_stub(Emitter &em, int nargs)
     a.add(x86::rsp, 8);
     a.ret();
 
+    // While the profiler runs, the hook times the call around the machine
+    // code (call_begin/call_end), its context in a PyjionProfCall on this
+    // stack (a multiple of 16 bytes: the calls stay aligned); r14 keeps the
+    // callee's view. A frame call_begin refuses runs untimed.
+    static_assert(sizeof(PyjionProfCall) % 16 == 0, "the context keeps the stack aligned");
+    constexpr int32_t kCtxSize = sizeof(PyjionProfCall);
+    Label untimed = a.newLabel();
     a.bind(profiled);
-    a.mov(x86::rcx, x86::r9);
-    a.call(x86::qword_ptr(x86::r8, offsetof(PyjionHookState, profiled_entry)));
+    a.mov(x86::r14, x86::r9);
+    a.sub(x86::rsp, kCtxSize);
+    a.mov(x86::rdi, x86::rsp);
+    a.mov(x86::rsi, Emitter::tstate);
+    a.mov(x86::rdx, x86::r15);
+    a.mov(x86::rcx, x86::r14);
+    a.call(x86::qword_ptr(x86::r8, offsetof(PyjionHookState, call_begin)));
+    a.mov(x86::rdi, Emitter::tstate);
+    a.mov(x86::rsi, x86::r15);
+    a.xor_(x86::edx, x86::edx);
+    a.test(x86::eax, x86::eax);
+    a.jz(untimed);
+    a.call(x86::qword_ptr(x86::r14, offsetof(PyjionCodeView, entry)));
+    a.mov(x86::r14, x86::rax);
+    a.mov(x86::rdi, x86::rsp);
+    em.load_address(x86::r8, &direct::hook_state);
+    a.call(x86::qword_ptr(x86::r8, offsetof(PyjionHookState, call_end)));
+    a.add(x86::rsp, kCtxSize);
+    a.jmp(finish);
+    a.bind(untimed);
+    a.call(x86::qword_ptr(x86::r14, offsetof(PyjionCodeView, entry)));
+    a.add(x86::rsp, kCtxSize);
     a.jmp(returned);
 
     a.bind(generic);

@@ -28,15 +28,18 @@ extern PyjionHookState hook_state;
 // The hook is the interpreter's frame evaluator (see PyjionHookState).
 bool hook_is_evaluator(PyThreadState *ts);
 
+// enter_compiled while the profiler runs: the call timed by the hook's
+// call_begin/call_end (no call back through the hook).
+PyObject *enter_profiled(PyjionCodeView *rec, PyThreadState *ts, _PyInterpreterFrame *frame);
+
 // Runs the machine code of a compiled callee's record for its pushed
-// `frame` (a call or a generator's resume), counted; while the profiler
-// runs, the hook's profiled_entry runs it, timed as one call (no call back
-// through the hook). A tail call either way.
+// `frame` (a call or a generator's resume), counted, and timed while the
+// profiler runs. A tail call either way.
 [[gnu::always_inline]] inline PyObject *enter_compiled(PyjionCodeView *rec, PyThreadState *ts,
                                                        _PyInterpreterFrame *frame)
 {
     rec->calls++;
-    if (hook_state.profiling) return hook_state.profiled_entry(ts, frame, 0, rec);
+    if (hook_state.profiling) return enter_profiled(rec, ts, frame);
     return rec->entry(ts, frame, 0);
 }
 
@@ -90,8 +93,8 @@ PyObject *try_construct(PyThreadState *ts, PyObject *cls, PyObject *const *args,
 // _PyFunction_Vectorcall makes, through try_call when the callee's machine
 // code can be entered directly (compiled, the hook the frame evaluator, no
 // tracer: the frame pushed here, the machine code entered without
-// _PyEval_Vector and the hook, through profiled_entry while profiling); for an interpreted callee with positional
-// arguments that bind without arg_binding.h while the hook is the evaluator,
+// _PyEval_Vector and the hook, timed while profiling); for an interpreted
+// callee with positional arguments that bind without arg_binding.h while the hook is the evaluator,
 // the frame is pushed here and handed to the hook (the hook's C entry gives
 // this vectorcall to such functions); otherwise _PyFunction_Vectorcall itself.
 PyObject *vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames);

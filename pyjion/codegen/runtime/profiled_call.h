@@ -1,5 +1,5 @@
 // C function calls made by machine code while the profiler runs: the hook
-// (PyjionHookState.c_call_begin/end, the hook's profiler.h) times those
+// (PyjionHookState.c_call_begin/call_end, the hook's profiler.h) times those
 // cProfile would count, so that they get their own profile entries and a
 // Python function they call back has them as caller. The check costs only
 // the generic call paths and the call caches filled while profiling
@@ -25,7 +25,7 @@ inline PyObject *c_call(PyObject *callable, PyObject *const *args, Py_ssize_t na
         return call();
     }
     PyObject *res = call();
-    hook.c_call_end(&ctx);
+    hook.call_end(&ctx);
     return res;
 }
 
