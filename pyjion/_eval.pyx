@@ -192,15 +192,17 @@ cdef extern from "call_tree.h":
     uint32_t PYJ_TREE_NONE
     ctypedef struct PyjTreeNode:
         PyObject *code
-        unsigned long thread
         uint32_t parent, depth, flags
         uint64_t calls, total_ticks, own_ticks
+    ctypedef struct PyjTreeNodeCold:
+        unsigned long thread
         uint64_t folded_calls, folded_own_ticks
     enum:
         PYJ_TREE_RECURSIVE
         PYJ_TREE_EDGE_RECURSIVE
     ctypedef struct PyjTree:
         PyjTreeNode *nodes
+        PyjTreeNodeCold *cold
         uint32_t n, max_nodes, max_depth
         uint64_t folded
     PyjTree pyj_tree
@@ -1236,12 +1238,14 @@ def call_tree():
     cdef double rate = ticks_per_second()
     cdef uint32_t i
     cdef PyjTreeNode *n
+    cdef PyjTreeNodeCold *c
     nodes = []
     for i in range(pyj_tree.n):
         n = &pyj_tree.nodes[i]
-        nodes.append((<object>n.code if n.code != NULL else None, n.thread,
+        c = &pyj_tree.cold[i]
+        nodes.append((<object>n.code if n.code != NULL else None, c.thread,
                       -1 if n.parent == PYJ_TREE_NONE else <long>n.parent,
-                      n.calls + n.folded_calls, n.total_ticks / rate, (n.own_ticks + n.folded_own_ticks) / rate))
+                      n.calls + c.folded_calls, n.total_ticks / rate, (n.own_ticks + c.folded_own_ticks) / rate))
     return {"nodes": nodes, "folded": pyj_tree.folded, "max_depth": pyj_tree.max_depth,
             "max_nodes": pyj_tree.max_nodes}
 

@@ -12,7 +12,8 @@
  * and every call below it are charged to the deepest recorded ancestor's
  * node (folded_calls, folded_own) and counted in `folded`, and kept in the
  * flat profile the old way (profiler.h). Each thread has its own root (its
- * own clock line). Nodes are addressed by index: the array grows.
+ * own clock line). Nodes are addressed by index: the array grows; what
+ * calls seldom touch is in a side array of the same indices.
  *
  * Called with the GIL held; plain C, used by the hook (_eval.pyx). */
 #ifndef PYJION_CALL_TREE_H
@@ -20,26 +21,34 @@
 
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "cstack_guard.h"   /* PYJ_TLS */
 
 #define PYJ_TREE_NONE UINT32_MAX
 
+/* What every call reads and writes: one cache line (the array is aligned). */
 typedef struct {
-    /* What a call's lookup reads first (pyj_tree_child), together. */
     PyObject *code;           /* strong reference; NULL for a thread's root */
-    uint32_t parent, first_child, next_sibling, depth;
-    uint32_t flags;           /* PYJ_TREE_RECURSIVE, PYJ_TREE_EDGE_RECURSIVE */
+    uint32_t parent, first_child, next_sibling;
     /* The child of this node called last, and (as a child) the sibling that
      * was called after this one the last time: a loop's body calls its
      * callees in the same order each time round. */
     uint32_t last_child, next_hint;
+    uint32_t depth;
+    uint32_t flags;           /* PYJ_TREE_RECURSIVE, PYJ_TREE_EDGE_RECURSIVE */
     /* Exact calls. A path is on a thread's stack at most once (each of its
      * nodes is one level deeper), so every exact call's total is its own. */
     uint64_t calls, total_ticks, own_ticks;
+} __attribute__((aligned(64))) PyjTreeNode;
+
+_Static_assert(sizeof(PyjTreeNode) == 64, "a node is one cache line");
+
+/* The rest of a node (same index), which calls seldom touch. */
+typedef struct {
     uint64_t folded_calls, folded_own_ticks;         /* calls folded into this node */
     unsigned long thread;     /* the thread of a root node */
-} PyjTreeNode;
+} PyjTreeNodeCold;
 
 /* PyjTreeNode.flags, fixed when the node is made: an ancestor has the same
  * code; an ancestor has the same code under a parent of the same code (the
@@ -48,13 +57,14 @@ enum { PYJ_TREE_RECURSIVE = 1, PYJ_TREE_EDGE_RECURSIVE = 2 };
 
 typedef struct {
     PyjTreeNode *nodes;
+    PyjTreeNodeCold *cold;
     uint32_t n, cap;
     uint32_t max_nodes, max_depth;
     uint64_t folded;          /* calls charged to an ancestor (tree full or too deep) */
     uint64_t generation;      /* the stats generation the nodes belong to */
 } PyjTree;
 
-static PyjTree pyj_tree = {NULL, 0, 0, 200000, 256, 0, 0};
+static PyjTree pyj_tree = {NULL, NULL, 0, 0, 200000, 256, 0, 0};
 
 /* The calling thread's root node in the current generation. */
 static PYJ_TLS uint32_t pyj_tree_thread_root = PYJ_TREE_NONE;
@@ -67,17 +77,25 @@ static __attribute__((noinline)) uint32_t pyj_tree_add(uint32_t parent, PyObject
     if (t->n >= t->max_nodes && code != NULL) return PYJ_TREE_NONE;   /* a thread's root is always made */
     if (t->n == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 1024;
-        PyjTreeNode *grown = (PyjTreeNode *)PyMem_RawRealloc(t->nodes, cap * sizeof(PyjTreeNode));
-        if (grown == NULL) return PYJ_TREE_NONE;
+        PyjTreeNode *grown = (PyjTreeNode *)aligned_alloc(_Alignof(PyjTreeNode), cap * sizeof(PyjTreeNode));
+        PyjTreeNodeCold *cold = (PyjTreeNodeCold *)PyMem_RawRealloc(t->cold, cap * sizeof(PyjTreeNodeCold));
+        if (cold != NULL) t->cold = cold;
+        if (grown == NULL || cold == NULL) {
+            free(grown);
+            return PYJ_TREE_NONE;
+        }
+        if (t->n) memcpy(grown, t->nodes, t->n * sizeof(PyjTreeNode));
+        free(t->nodes);
         t->nodes = grown;
         t->cap = cap;
     }
     uint32_t i = t->n++;
     PyjTreeNode *node = &t->nodes[i];
     memset(node, 0, sizeof(*node));
+    memset(&t->cold[i], 0, sizeof(PyjTreeNodeCold));
     Py_XINCREF(code);
     node->code = code;
-    node->thread = thread;
+    t->cold[i].thread = thread;
     node->parent = parent;
     node->first_child = node->next_sibling = node->last_child = node->next_hint = PYJ_TREE_NONE;
     if (parent != PYJ_TREE_NONE) {
@@ -160,8 +178,10 @@ static inline void pyj_tree_clear(void)
 {
     PyjTree *t = &pyj_tree;
     for (uint32_t i = 0; i < t->n; i++) Py_XDECREF(t->nodes[i].code);
-    PyMem_RawFree(t->nodes);
+    free(t->nodes);
+    PyMem_RawFree(t->cold);
     t->nodes = NULL;
+    t->cold = NULL;
     t->n = t->cap = 0;
     t->folded = 0;
 }

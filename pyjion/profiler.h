@@ -164,7 +164,7 @@ static __attribute__((noinline)) void pyj_prof_end_folded(PyjCallContext *ctx, P
                                                            uint64_t total, uint64_t own)
 {
     if (ctx->node != PYJ_TREE_NONE) {
-        PyjTreeNode *n = &pyj_tree.nodes[ctx->node];
+        PyjTreeNodeCold *n = &pyj_tree.cold[ctx->node];
         n->folded_calls++;
         n->folded_own_ticks += own;
     }
