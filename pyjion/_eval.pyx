@@ -72,6 +72,8 @@ cdef extern from "codegen_api.h":
         int (*c_call_begin)(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
         int (*call_begin)(PyjionProfCall *ctx, PyThreadState *ts, void *frame, PyjionCodeView *view) noexcept
         void (*call_end)(PyjionProfCall *ctx) noexcept
+        void *(*c_call_key)(PyObject *callable) noexcept
+        void (*c_call_begin_key)(PyjionProfCall *ctx, void *key) noexcept
     ctypedef struct PyjionCodegenAPI:
         int version
         int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out) noexcept
@@ -185,6 +187,9 @@ cdef extern from "profiler.h":
     int pyj_prof_c_begin_ticks(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
     int pyj_prof_c_begin_tsc(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
     void pyj_prof_call_end_ticks(PyjionProfCall *ctx) noexcept
+    void *pyj_prof_c_call_key(PyObject *callable) noexcept
+    void pyj_prof_c_begin_key_ticks(PyjionProfCall *ctx, void *key) noexcept
+    void pyj_prof_c_begin_key_tsc(PyjionProfCall *ctx, void *key) noexcept
     void pyj_prof_call_end_tsc(PyjionProfCall *ctx) noexcept
     void pyj_cfuncs_clear() noexcept
 
@@ -819,10 +824,13 @@ cdef void sync_hook_state() noexcept:
         g_codegen.hook.c_call_begin = pyj_prof_c_begin_tsc
         g_codegen.hook.call_begin = <int (*)(PyjionProfCall *, PyThreadState *, void *, PyjionCodeView *) noexcept>pyj_prof_py_begin_tsc
         g_codegen.hook.call_end = pyj_prof_call_end_tsc
+        g_codegen.hook.c_call_begin_key = pyj_prof_c_begin_key_tsc
     else:
         g_codegen.hook.c_call_begin = pyj_prof_c_begin_ticks
         g_codegen.hook.call_begin = <int (*)(PyjionProfCall *, PyThreadState *, void *, PyjionCodeView *) noexcept>pyj_prof_py_begin_ticks
         g_codegen.hook.call_end = pyj_prof_call_end_ticks
+        g_codegen.hook.c_call_begin_key = pyj_prof_c_begin_key_ticks
+    g_codegen.hook.c_call_key = pyj_prof_c_call_key
 
 
 def _ensure_extra_index():

@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 17
+#define PYJION_CODEGEN_API_VERSION 18
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -156,8 +156,15 @@ typedef struct {
      * call_begin: for running `view`'s machine code on `frame` (its
      * function's call or a generator's resume, never the call that makes a
      * generator); 0 for a frame the recursion limit refuses (its machine
-     * code raises RecursionError, uncounted). */
+     * code raises RecursionError, uncounted).
+     * c_call_key: what a call cache keeps of a C callable it calls (a
+     * builtin function, or a method descriptor it calls with a self of the
+     * descriptor's class) to begin timing its calls with c_call_begin_key
+     * (always counted); NULL for a callable whose calls cProfile does not
+     * count. */
     int (*c_call_begin)(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs);
+    void *(*c_call_key)(PyObject *callable);
+    void (*c_call_begin_key)(PyjionProfCall *ctx, void *key);
     int (*call_begin)(PyjionProfCall *ctx, PyThreadState *ts, struct _PyInterpreterFrame *frame,
                       PyjionCodeView *view);
     void (*call_end)(PyjionProfCall *ctx);

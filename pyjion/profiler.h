@@ -263,13 +263,14 @@ static inline PyjCFunc *pyj_cfunc_find(const void *key)
     }
 }
 
-/* cProfile's label of a builtin (method) with these parts; for a method
- * descriptor called with self, the parts of the bound method it makes
- * (self, no module). NULL (no exception set) if it cannot be made. */
-static PyObject *pyj_cfunc_label(PyMethodDef *ml, PyObject *self, PyObject *module)
+/* cProfile's label of a builtin (method) with these parts (self_type: the
+ * class of its self, NULL for none); for a method descriptor called with
+ * self, the parts of the bound method it makes (self, no module). NULL (no
+ * exception set) if it cannot be made. */
+static PyObject *pyj_cfunc_label(PyMethodDef *ml, PyTypeObject *self_type, PyObject *module)
 {
     PyObject *res = NULL;
-    if (self == NULL) {
+    if (self_type == NULL) {
         PyObject *modname = NULL;
         if (module != NULL && PyUnicode_Check(module)) {
             modname = Py_NewRef(module);
@@ -286,7 +287,7 @@ static PyObject *pyj_cfunc_label(PyMethodDef *ml, PyObject *self, PyObject *modu
         /* repr(the attribute of that name on type(self)), else the module's name */
         PyObject *name = PyUnicode_FromString(ml->ml_name);
         if (name != NULL) {
-            PyObject *attr = _PyType_Lookup(Py_TYPE(self), name);
+            PyObject *attr = _PyType_Lookup(self_type, name);
             Py_DECREF(name);
             if (attr != NULL) {
                 Py_INCREF(attr);
@@ -306,11 +307,11 @@ static PyObject *pyj_cfunc_label(PyMethodDef *ml, PyObject *self, PyObject *modu
     return res;
 }
 
-static PyjCFunc *pyj_cfunc_add(PyMethodDef *ml, PyObject *self, PyObject *module)
+static PyjCFunc *pyj_cfunc_add(PyMethodDef *ml, PyTypeObject *self_type, PyObject *module)
 {
     PyjCFuncTable *t = &pyj_cfuncs;
     /* the label first: a repr may run Python code, which may add entries */
-    PyObject *name = pyj_cfunc_label(ml, self, module);
+    PyObject *name = pyj_cfunc_label(ml, self_type, module);
     if (name == NULL) return NULL;
     PyjCFunc *f = pyj_cfunc_find(ml);
     if (f != NULL) {
@@ -351,12 +352,14 @@ static PyjCFunc *pyj_cfunc_add(PyMethodDef *ml, PyObject *self, PyObject *module
 }
 
 /* PyjionHookState.c_call_begin (pyj_prof_c_begin_ticks/_tsc). */
-PYJ_PROF_INLINE int pyj_prof_c_begin_on(PyjionProfCall *buf, PyObject *callable, PyObject *const *args,
-                                        Py_ssize_t nargs, int exact)
+/* The entry of `callable` called with a self of class `self_type` (a
+ * method descriptor's: the caller checked it binds), made if new; NULL if
+ * cProfile does not count such a call (or the entry cannot be made). */
+static inline PyjCFunc *pyj_cfunc_of(PyObject *callable, PyTypeObject *self_type)
 {
     PyTypeObject *type = Py_TYPE(callable);
     PyMethodDef *ml;
-    PyObject *self, *module;
+    PyObject *module;
 #if PY_VERSION_HEX >= 0x030C0000
     if (PyCFunction_Check(callable)) {
 #else
@@ -364,25 +367,42 @@ PYJ_PROF_INLINE int pyj_prof_c_begin_on(PyjionProfCall *buf, PyObject *callable,
 #endif
         PyCFunctionObject *fn = (PyCFunctionObject *)callable;
         ml = fn->m_ml;
-        self = fn->m_self;
+        self_type = fn->m_self != NULL ? Py_TYPE(fn->m_self) : NULL;
         module = fn->m_module;
-    } else if (type == &PyMethodDescr_Type && nargs > 0) {
-        PyMethodDescrObject *descr = (PyMethodDescrObject *)callable;
-        /* binding fails (and the call raises) for a self of another class */
-        if (!PyObject_TypeCheck(args[0], descr->d_common.d_type)) return 0;
-        ml = descr->d_method;
-        self = args[0];
+    } else if (type == &PyMethodDescr_Type && self_type != NULL) {
+        ml = ((PyMethodDescrObject *)callable)->d_method;
         module = NULL;
     } else {
-        return 0;
+        return NULL;
     }
     PyjCFunc *f = pyj_cfunc_find(ml);
-    if (f == NULL) {
-        f = pyj_cfunc_add(ml, self, module);
-        if (f == NULL) return 0;
+    return f != NULL ? f : pyj_cfunc_add(ml, self_type, module);
+}
+
+PYJ_PROF_INLINE int pyj_prof_c_begin_on(PyjionProfCall *buf, PyObject *callable, PyObject *const *args,
+                                        Py_ssize_t nargs, int exact)
+{
+    PyTypeObject *self_type = NULL;
+    if (Py_TYPE(callable) == &PyMethodDescr_Type) {
+        /* binding fails (and the call raises) without a self of its class */
+        if (nargs == 0 || !PyObject_TypeCheck(args[0], ((PyMethodDescrObject *)callable)->d_common.d_type)) return 0;
+        self_type = Py_TYPE(args[0]);
     }
+    PyjCFunc *f = pyj_cfunc_of(callable, self_type);
+    if (f == NULL) return 0;
     pyj_prof_push_on((PyjCallContext *)buf, &f->prof, f->name, pyj_prof_generation, exact);
     return 1;
+}
+
+/* PyjionHookState.c_call_key: a call cache's handle of its callable's
+ * entry (a method descriptor's calls from there have a self of its own
+ * class: the cache checks it). */
+static void *pyj_prof_c_call_key(PyObject *callable)
+{
+    PyTypeObject *self_type = Py_TYPE(callable) == &PyMethodDescr_Type
+                                  ? ((PyMethodDescrObject *)callable)->d_common.d_type
+                                  : NULL;
+    return pyj_cfunc_of(callable, self_type);
 }
 
 /* PyjionHookState.call_end (pyj_prof_call_end_ticks/_tsc): the end of a C
@@ -400,6 +420,11 @@ PYJ_PROF_INLINE void pyj_prof_call_end_on(PyjionProfCall *buf, int exact)
                                          Py_ssize_t nargs)                                                  \
     {                                                                                                        \
         return pyj_prof_c_begin_on(buf, callable, args, nargs, exact);                                       \
+    }                                                                                                        \
+    static void pyj_prof_c_begin_key_##suffix(PyjionProfCall *buf, void *key)                                \
+    {                                                                                                        \
+        PyjCFunc *f = (PyjCFunc *)key;                                                                       \
+        pyj_prof_push_on((PyjCallContext *)buf, &f->prof, f->name, pyj_prof_generation, exact);              \
     }                                                                                                        \
     static void pyj_prof_call_end_##suffix(PyjionProfCall *buf) { pyj_prof_call_end_on(buf, exact); }
 PYJ_PROF_PER_CLOCK(ticks, 0)

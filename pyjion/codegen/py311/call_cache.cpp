@@ -193,10 +193,16 @@ PyObject *class_vectorcall(const CallCache *c, PyObject **args, PyThreadState *,
 }
 
 // A form filled while profiling: the profiler times the call of a C function
-// (prof::c_call decides which; classes are not) while it is still on.
+// that cProfile counts (the cache holds its handle) while it is still on.
 PyObject *profiled(const CallCache *c, PyObject **args, PyThreadState *ts, _PyInterpreterFrame *frame)
 {
-    return prof::c_call(args[-1], args, c->total, [&] { return c->inner(c, args, ts, frame); });
+    const PyjionHookState &hook = direct::hook_state;
+    if (!hook.profiling) return c->inner(c, args, ts, frame);
+    PyjionProfCall ctx;
+    hook.c_call_begin_key(&ctx, c->prof_key);
+    PyObject *res = c->inner(c, args, ts, frame);
+    hook.call_end(&ctx);
+    return res;
 }
 
 // The form for `callable`, or nullptr when the cache must not hold it; sets
@@ -266,7 +272,10 @@ bool fill(CallCache *cache, PyObject *callable, bool is_meth, Py_ssize_t total)
     cache->callable = Py_NewRef(callable);
     cache->call = form;
     cache->inner = form;
-    if (prof::on() && (PyCFunction_Check(callable) || Py_TYPE(callable) == &PyMethodDescr_Type)) {
+    cache->prof_key = prof::on() && direct::hook_state.c_call_key != nullptr
+                          ? direct::hook_state.c_call_key(callable)
+                          : nullptr;
+    if (cache->prof_key != nullptr) {
         cache->call = profiled;   // stays after profiling stops (then one check per call)
     }
     cache->cfunc = cfunc;

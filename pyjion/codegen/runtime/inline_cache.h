@@ -118,6 +118,7 @@ struct CallCache {
     PyObject *callable = nullptr;   // a strong reference: identity stays meaningful
     CachedCall call = nullptr;
     CachedCall inner = nullptr;     // the form `call` times while profiling (callcache::fill)
+    void *prof_key = nullptr;       // the profiler's handle of `callable` (PyjionHookState.c_call_key)
     void *cfunc = nullptr;          // the C function to call
     void *self = nullptr;           // a builtin's m_self, or a method descriptor's class
     int32_t total = 0;              // arguments, self included
