@@ -722,10 +722,12 @@ cdef update_sampler():
     """The sampler runs while the hook is installed and compiles by threshold."""
     if tiering_wanted():
         if not pyj_sampler.running:
-            # The epoch is the clock's from the start: left behind (0 before
-            # the first sample), the first tick would cool the warmth that
-            # calls made meanwhile, as if they were from long ago.
-            pyj_entry.epoch = epoch_now()
+            # The epoch is the clock's from the first start: left at 0, the
+            # first tick would cool the warmth of every call made before it,
+            # as if they were from long ago. (A restart keeps the epoch the
+            # last tick set: the sampler's clock alone moves it.)
+            if pyj_entry.epoch == 0:
+                pyj_entry.epoch = epoch_now()
             if pyj_sampler_start(on_sample, g_sample_interval_us) < 0:
                 raise RuntimeError("pyjion: could not start the sampler thread")
     else:
