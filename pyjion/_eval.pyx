@@ -61,19 +61,12 @@ cdef extern from "codegen_api.h":
         Py_ssize_t instructions
         PyjionEntry osr_entry
         int tier
-    ctypedef struct PyjionProfCall:
-        pass
     ctypedef struct PyjionHookState:
         Py_ssize_t record_index
         void *evaluator
         int profiling
         PyjionEntry interpret
         int enabled
-        int (*c_call_begin)(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
-        int (*call_begin)(PyjionProfCall *ctx, PyThreadState *ts, void *frame, PyjionCodeView *view) noexcept
-        void (*call_end)(PyjionProfCall *ctx) noexcept
-        void *(*c_call_key)(PyObject *callable) noexcept
-        void (*c_call_begin_key)(PyjionProfCall *ctx, void *key) noexcept
     ctypedef struct PyjionCodegenAPI:
         int version
         int (*compile)(PyObject *code, const PyjionCompileOptions *options, PyjionCompileResult *out) noexcept
@@ -184,13 +177,6 @@ cdef extern from "profiler.h":
         uint32_t n
     PyjCFuncTable pyj_cfuncs
     uint64_t pyj_prof_generation
-    int pyj_prof_c_begin_ticks(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
-    int pyj_prof_c_begin_tsc(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs) noexcept
-    void pyj_prof_call_end_ticks(PyjionProfCall *ctx) noexcept
-    void *pyj_prof_c_call_key(PyObject *callable) noexcept
-    void pyj_prof_c_begin_key_ticks(PyjionProfCall *ctx, void *key) noexcept
-    void pyj_prof_c_begin_key_tsc(PyjionProfCall *ctx, void *key) noexcept
-    void pyj_prof_call_end_tsc(PyjionProfCall *ctx) noexcept
     void pyj_cfuncs_clear() noexcept
 
 cdef extern from "call_tree.h":
@@ -250,8 +236,7 @@ cdef extern from "hook_entry.h":
         vectorcallfunc vectorcall
         void (*list_profiled)(PyjRecord *rec, PyObject *code) noexcept
     PyjEntryState pyj_entry
-    int pyj_prof_py_begin_ticks(PyjionProfCall *buf, PyThreadState *ts, PyjFrame *f, PyjionCodeView *view) noexcept
-    int pyj_prof_py_begin_tsc(PyjionProfCall *buf, PyThreadState *ts, PyjFrame *f, PyjionCodeView *view) noexcept
+    void pyj_prof_give_entry_points(PyjionHookState *hook) noexcept
     PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
     int pyj_hook_aside_pending() noexcept
     PyObject *pyj_interpret_handed_over(PyThreadState *ts, PyjFrame *f, int throwflag) noexcept
@@ -821,18 +806,7 @@ cdef void sync_hook_state() noexcept:
     g_codegen.hook.profiling = g_profile
     g_codegen.hook.interpret = <PyjionEntry>pyj_interpret_handed_over
     g_codegen.hook.enabled = g_installed
-    # Calls timed by machine code (profiler.h), on the clock chosen.
-    if pyj_prof_clock.exact:
-        g_codegen.hook.c_call_begin = pyj_prof_c_begin_tsc
-        g_codegen.hook.call_begin = <int (*)(PyjionProfCall *, PyThreadState *, void *, PyjionCodeView *) noexcept>pyj_prof_py_begin_tsc
-        g_codegen.hook.call_end = pyj_prof_call_end_tsc
-        g_codegen.hook.c_call_begin_key = pyj_prof_c_begin_key_tsc
-    else:
-        g_codegen.hook.c_call_begin = pyj_prof_c_begin_ticks
-        g_codegen.hook.call_begin = <int (*)(PyjionProfCall *, PyThreadState *, void *, PyjionCodeView *) noexcept>pyj_prof_py_begin_ticks
-        g_codegen.hook.call_end = pyj_prof_call_end_ticks
-        g_codegen.hook.c_call_begin_key = pyj_prof_c_begin_key_ticks
-    g_codegen.hook.c_call_key = pyj_prof_c_call_key
+    pyj_prof_give_entry_points(g_codegen.hook)   # calls timed by machine code, on the clock chosen
 
 
 def _ensure_extra_index():

@@ -101,7 +101,7 @@ static __attribute__((noinline)) int pyj_prof_py_begin_listing(PyjionProfCall *b
     return 1;
 }
 
-/* PyjionHookState.call_begin (pyj_prof_py_begin_ticks/_tsc): machine code's direct calls and resumes of
+/* PyjionHookState.call_begin: machine code's direct calls and resumes of
  * compiled code (the record starts with its view) time the call between
  * this and call_end, around running the machine code themselves. Returns 0
  * for a frame the recursion limit refuses: it never runs (the machine code
@@ -119,15 +119,37 @@ static inline __attribute__((always_inline)) int pyj_prof_py_begin_on(PyjionProf
     return 1;
 }
 
-/* (one per clock, as profiler.h's PYJ_PROF_PER_CLOCK) */
-static int pyj_prof_py_begin_ticks(PyjionProfCall *buf, PyThreadState *ts, PyjFrame *f, PyjionCodeView *view)
-{
-    return pyj_prof_py_begin_on(buf, ts, f, view, 0);
-}
+/* The profiler's entry points for machine code (PyjionHookState), one set
+ * per clock: each reads its clock without asking which it is. */
+#define PYJ_PROF_ENTRY_POINTS(suffix, exact)                                                                 \
+    static int pyj_prof_py_begin_##suffix(PyjionProfCall *buf, PyThreadState *ts,                           \
+                                          struct _PyInterpreterFrame *f, PyjionCodeView *view)              \
+    {                                                                                                        \
+        return pyj_prof_py_begin_on(buf, ts, (PyjFrame *)f, view, exact);                                    \
+    }                                                                                                        \
+    static int pyj_prof_c_begin_##suffix(PyjionProfCall *buf, PyObject *callable, PyObject *const *args,    \
+                                         Py_ssize_t nargs)                                                  \
+    {                                                                                                        \
+        return pyj_prof_c_begin_on(buf, callable, args, nargs, exact);                                       \
+    }                                                                                                        \
+    static void pyj_prof_c_begin_key_##suffix(PyjionProfCall *buf, void *key)                                \
+    {                                                                                                        \
+        pyj_prof_c_begin_key_on(buf, key, exact);                                                            \
+    }                                                                                                        \
+    static void pyj_prof_call_end_##suffix(PyjionProfCall *buf) { pyj_prof_call_end_on(buf, exact); }
+PYJ_PROF_ENTRY_POINTS(ticks, 0)
+PYJ_PROF_ENTRY_POINTS(tsc, 1)
 
-static int pyj_prof_py_begin_tsc(PyjionProfCall *buf, PyThreadState *ts, PyjFrame *f, PyjionCodeView *view)
+/* Gives machine code the entry points of the clock chosen (the clock
+ * changes only while the profiler is off). */
+static void pyj_prof_give_entry_points(PyjionHookState *hook)
 {
-    return pyj_prof_py_begin_on(buf, ts, f, view, 1);
+    int exact = pyj_prof_clock.exact;
+    hook->call_begin = exact ? pyj_prof_py_begin_tsc : pyj_prof_py_begin_ticks;
+    hook->c_call_begin = exact ? pyj_prof_c_begin_tsc : pyj_prof_c_begin_ticks;
+    hook->c_call_begin_key = exact ? pyj_prof_c_begin_key_tsc : pyj_prof_c_begin_key_ticks;
+    hook->call_end = exact ? pyj_prof_call_end_tsc : pyj_prof_call_end_ticks;
+    hook->c_call_key = pyj_prof_c_call_key;
 }
 
 #if PY_VERSION_HEX >= 0x030D0000

@@ -351,7 +351,6 @@ static PyjCFunc *pyj_cfunc_add(PyMethodDef *ml, PyTypeObject *self_type, PyObjec
     return f;
 }
 
-/* PyjionHookState.c_call_begin (pyj_prof_c_begin_ticks/_tsc). */
 /* The entry of `callable` called with a self of class `self_type` (a
  * method descriptor's: the caller checked it binds), made if new; NULL if
  * cProfile does not count such a call (or the entry cannot be made). */
@@ -379,6 +378,8 @@ static inline PyjCFunc *pyj_cfunc_of(PyObject *callable, PyTypeObject *self_type
     return f != NULL ? f : pyj_cfunc_add(ml, self_type, module);
 }
 
+/* PyjionHookState.c_call_begin, on the clock `exact` says (hook_entry.h
+ * makes one per clock). */
 PYJ_PROF_INLINE int pyj_prof_c_begin_on(PyjionProfCall *buf, PyObject *callable, PyObject *const *args,
                                         Py_ssize_t nargs, int exact)
 {
@@ -405,30 +406,19 @@ static void *pyj_prof_c_call_key(PyObject *callable)
     return pyj_cfunc_of(callable, self_type);
 }
 
-/* PyjionHookState.call_end (pyj_prof_call_end_ticks/_tsc): the end of a C
- * call or of a Python call begun by call_begin (hook_entry.h). */
+/* PyjionHookState.call_end: the end of a C call or of a Python call begun
+ * by call_begin (hook_entry.h). */
 PYJ_PROF_INLINE void pyj_prof_call_end_on(PyjionProfCall *buf, int exact)
 {
     pyj_prof_end_on((PyjCallContext *)buf, pyj_prof_generation, exact);
 }
 
-/* The entry points machine code calls, one per clock: each reads its clock
- * without asking which it is (the hook gives machine code the pair of the
- * clock chosen; the clock changes only while the profiler is off). */
-#define PYJ_PROF_PER_CLOCK(suffix, exact)                                                                    \
-    static int pyj_prof_c_begin_##suffix(PyjionProfCall *buf, PyObject *callable, PyObject *const *args,    \
-                                         Py_ssize_t nargs)                                                  \
-    {                                                                                                        \
-        return pyj_prof_c_begin_on(buf, callable, args, nargs, exact);                                       \
-    }                                                                                                        \
-    static void pyj_prof_c_begin_key_##suffix(PyjionProfCall *buf, void *key)                                \
-    {                                                                                                        \
-        PyjCFunc *f = (PyjCFunc *)key;                                                                       \
-        pyj_prof_push_on((PyjCallContext *)buf, &f->prof, f->name, pyj_prof_generation, exact);              \
-    }                                                                                                        \
-    static void pyj_prof_call_end_##suffix(PyjionProfCall *buf) { pyj_prof_call_end_on(buf, exact); }
-PYJ_PROF_PER_CLOCK(ticks, 0)
-PYJ_PROF_PER_CLOCK(tsc, 1)
+/* A C call begun from a call cache's handle (pyj_prof_c_call_key). */
+PYJ_PROF_INLINE void pyj_prof_c_begin_key_on(PyjionProfCall *buf, void *key, int exact)
+{
+    PyjCFunc *f = (PyjCFunc *)key;
+    pyj_prof_push_on((PyjCallContext *)buf, &f->prof, f->name, pyj_prof_generation, exact);
+}
 
 /* reset_stats(): forgets the C functions' numbers (not the functions). */
 static inline void pyj_cfuncs_clear(void)

@@ -196,13 +196,7 @@ PyObject *class_vectorcall(const CallCache *c, PyObject **args, PyThreadState *,
 // that cProfile counts (the cache holds its handle) while it is still on.
 PyObject *profiled(const CallCache *c, PyObject **args, PyThreadState *ts, _PyInterpreterFrame *frame)
 {
-    const PyjionHookState &hook = direct::hook_state;
-    if (!hook.profiling) return c->inner(c, args, ts, frame);
-    PyjionProfCall ctx;
-    hook.c_call_begin_key(&ctx, c->prof_key);
-    PyObject *res = c->inner(c, args, ts, frame);
-    hook.call_end(&ctx);
-    return res;
+    return prof::c_call_keyed(c->prof_key, [&] { return c->inner(c, args, ts, frame); });
 }
 
 // The form for `callable`, or nullptr when the cache must not hold it; sets

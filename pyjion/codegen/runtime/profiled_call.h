@@ -3,8 +3,8 @@
 // cProfile would count, so that they get their own profile entries and a
 // Python function they call back has them as caller. The check costs only
 // the generic call paths and the call caches filled while profiling
-// (callcache::fill); code compiled while profiling emits no inline C call
-// (Compiler::profiling_c_calls).
+// (callcache::fill); code compiled while profiling emits no inline
+// list.append (py311/visit_calls.cpp).
 #pragma once
 
 #include "codegen_api.h"
@@ -24,6 +24,20 @@ inline PyObject *c_call(PyObject *callable, PyObject *const *args, Py_ssize_t na
     if (!hook.profiling || hook.c_call_begin == nullptr || !hook.c_call_begin(&ctx, callable, args, nargs)) {
         return call();
     }
+    PyObject *res = call();
+    hook.call_end(&ctx);
+    return res;
+}
+
+// call(), timed while the profiler is on as a call of the C function whose
+// entry `key` is (PyjionHookState.c_call_key, which a call cache asks once).
+template <typename Call>
+inline PyObject *c_call_keyed(void *key, Call call)
+{
+    const PyjionHookState &hook = direct::hook_state;
+    if (!hook.profiling) return call();
+    PyjionProfCall ctx;
+    hook.c_call_begin_key(&ctx, key);
     PyObject *res = call();
     hook.call_end(&ctx);
     return res;
