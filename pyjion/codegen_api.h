@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 18
+#define PYJION_CODEGEN_API_VERSION 19
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -126,6 +126,27 @@ typedef struct {
     uint64_t opaque[10];
 } PyjionProfCall;
 
+/* Where the profiler keeps a call's state, for machine code that times a
+ * call itself on the hot path (the 3.11 direct-call stub): a call under an
+ * exact call, of the callee the caller's call sequence expects, on the
+ * ticks clock; any other case goes to call_begin/call_end. The offsets are
+ * into the hook's own structures (profiler.h, call_tree.h, record.h);
+ * tree_nodes is NULL until the hook filled them in. */
+typedef struct {
+    int inline_ok;                   /* the ticks clock: the hot path may be taken */
+    int32_t current_call_tls;        /* the thread's current context, fs-relative */
+    const uint64_t *generation;      /* the statistics generation */
+    void *const *tree_nodes;         /* where the tree keeps its node array */
+    const uint64_t *ticks;           /* the ticks clock's reading */
+    /* a context (in a PyjionProfCall) */
+    int32_t ctx_prev, ctx_prof, ctx_code, ctx_start, ctx_child_ticks, ctx_generation, ctx_exact_generation,
+        ctx_node;
+    /* a tree node, 1 << node_shift bytes */
+    int32_t node_shift, node_code, node_last_child, node_next_hint, node_calls;
+    /* a record's profile (from its view) and its uint32 counts */
+    int32_t rec_prof, prof_active, prof_listed;
+} PyjionProfLayout;
+
 /* What machine code needs to know of the hook to call compiled code directly
  * (codegen/runtime/direct_call.cpp); the hook keeps it up to date. */
 typedef struct {
@@ -161,13 +182,20 @@ typedef struct {
      * builtin function, or a method descriptor it calls with a self of the
      * descriptor's class) to begin timing its calls with c_call_begin_key
      * (always counted); NULL for a callable whose calls cProfile does not
-     * count. */
+     * count.
+     * c_call_count: counts one call of the C function whose entry `key` is
+     * (c_call_key) under the current call, with no time of its own: for C
+     * functions that never call back into Python (list.append), made inline
+     * by machine code; NULL while the profiler's clock is exact, where such
+     * calls are timed with c_call_begin_key/call_end instead. */
     int (*c_call_begin)(PyjionProfCall *ctx, PyObject *callable, PyObject *const *args, Py_ssize_t nargs);
     void *(*c_call_key)(PyObject *callable);
     void (*c_call_begin_key)(PyjionProfCall *ctx, void *key);
     int (*call_begin)(PyjionProfCall *ctx, PyThreadState *ts, struct _PyInterpreterFrame *frame,
                       PyjionCodeView *view);
     void (*call_end)(PyjionProfCall *ctx);
+    void (*c_call_count)(void *key);
+    PyjionProfLayout prof_layout;
 } PyjionHookState;
 
 typedef struct {

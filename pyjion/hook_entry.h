@@ -140,6 +140,34 @@ static inline __attribute__((always_inline)) int pyj_prof_py_begin_on(PyjionProf
 PYJ_PROF_ENTRY_POINTS(ticks, 0)
 PYJ_PROF_ENTRY_POINTS(tsc, 1)
 
+/* Tells machine code where a call's profiler state is (PyjionProfLayout). */
+static void pyj_prof_give_layout(PyjionProfLayout *l, int exact)
+{
+    uintptr_t tp;
+    __asm__("mov %%fs:0, %0" : "=r"(tp));   /* x86-64 glibc: the thread pointer points at itself */
+    l->current_call_tls = (int32_t)((uintptr_t)&pyj_current_call - tp);
+    l->generation = &pyj_prof_generation;
+    l->ticks = (const uint64_t *)&pyj_prof_clock.now;
+    l->ctx_prev = offsetof(PyjCallContext, prev);
+    l->ctx_prof = offsetof(PyjCallContext, prof);
+    l->ctx_code = offsetof(PyjCallContext, code);
+    l->ctx_start = offsetof(PyjCallContext, start);
+    l->ctx_child_ticks = offsetof(PyjCallContext, child_ticks);
+    l->ctx_generation = offsetof(PyjCallContext, generation);
+    l->ctx_exact_generation = offsetof(PyjCallContext, exact_generation);
+    l->ctx_node = offsetof(PyjCallContext, node);
+    l->node_shift = 6;
+    l->node_code = offsetof(PyjTreeNode, code);
+    l->node_last_child = offsetof(PyjTreeNode, last_child);
+    l->node_next_hint = offsetof(PyjTreeNode, next_hint);
+    l->node_calls = offsetof(PyjTreeNode, calls);
+    l->rec_prof = offsetof(PyjRecord, prof) - offsetof(PyjRecord, view);
+    l->prof_active = offsetof(PyjProfile, active);
+    l->prof_listed = offsetof(PyjProfile, listed);
+    l->inline_ok = !exact;
+    l->tree_nodes = (void *const *)&pyj_tree.nodes;
+}
+
 /* Gives machine code the entry points of the clock chosen (the clock
  * changes only while the profiler is off). */
 static void pyj_prof_give_entry_points(PyjionHookState *hook)
@@ -150,6 +178,8 @@ static void pyj_prof_give_entry_points(PyjionHookState *hook)
     hook->c_call_begin_key = exact ? pyj_prof_c_begin_key_tsc : pyj_prof_c_begin_key_ticks;
     hook->call_end = exact ? pyj_prof_call_end_tsc : pyj_prof_call_end_ticks;
     hook->c_call_key = pyj_prof_c_call_key;
+    hook->c_call_count = exact ? NULL : pyj_prof_c_count_ticks;
+    pyj_prof_give_layout(&hook->prof_layout, exact);
 }
 
 #if PY_VERSION_HEX >= 0x030D0000

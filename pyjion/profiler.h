@@ -420,6 +420,32 @@ PYJ_PROF_INLINE void pyj_prof_c_begin_key_on(PyjionProfCall *buf, void *key, int
     pyj_prof_push_on((PyjCallContext *)buf, &f->prof, f->name, pyj_prof_generation, exact);
 }
 
+/* (c_call_count's cold path: the call counted as one begun and ended at once) */
+static __attribute__((noinline)) void pyj_prof_c_count_slow(PyjCFunc *f, uint64_t generation)
+{
+    PyjCallContext ctx;
+    pyj_prof_push_on(&ctx, &f->prof, f->name, generation, 0);
+    pyj_prof_end_on(&ctx, generation, 0);
+}
+
+/* PyjionHookState.c_call_count (ticks clock only): a leaf C call under an
+ * exact call, of the callee its sequence expects, only counts in its node;
+ * its time (a clock tick that fell in it) stays its caller's. */
+static void pyj_prof_c_count_ticks(void *key)
+{
+    PyjCFunc *f = (PyjCFunc *)key;
+    uint64_t generation = pyj_prof_generation;
+    PyjCallContext *caller = pyj_current_call;
+    if (__builtin_expect(caller != NULL && caller->exact_generation == generation, 1)) {
+        uint32_t node = pyj_tree_child(caller->node, f->name);
+        if (__builtin_expect(node != PYJ_TREE_NONE, 1)) {
+            pyj_tree.nodes[node].calls++;
+            return;
+        }
+    }
+    pyj_prof_c_count_slow(f, generation);
+}
+
 /* reset_stats(): forgets the C functions' numbers (not the functions). */
 static inline void pyj_cfuncs_clear(void)
 {

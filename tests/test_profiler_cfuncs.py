@@ -151,6 +151,21 @@ PROGRAMS = {
             out.append(*[1])
             return n, ordered, ordered2, out, print(end="")
     """,
+    "warm_appends": """
+        def fill(n):
+            out = []
+            for i in range(n):
+                out.append(i)              # warm: machine code's inline append, counted
+                if i % 3 == 0:
+                    out.append(-i)
+            return out
+
+        def main():
+            total = 0
+            for k in range(200):
+                total += len(fill(60))
+            return total
+    """,
     "class_bodies": """
         def attr(n):
             return n * 2
@@ -177,6 +192,22 @@ def test_c_functions_match_cprofile(tmp_path, program):
     prog = pj["prog"]
     builtins_seen = [k for k in pj["stats"] if k[0] == "~" and any(c[0] == prog for c in pj["stats"][k][4])]
     assert builtins_seen, "pyjion recorded no C function for the program"
+    compare_exactly(cp["stats"], pj["stats"], prog)
+    check_times(pj)
+
+
+@pytest.mark.parametrize("clock", ["ticks", "tsc"])
+def test_warm_inline_appends_counted_on_each_clock(tmp_path, clock):
+    """Code compiled while profiling appends inline once warm; each append is still one call
+    of list.append under its caller, as cProfile counts it: counted without a context on the
+    ticks clock, timed as a C call on the exact one."""
+    source = PROGRAMS["warm_appends"]
+    cp = run_profiled(tmp_path, source, "cprofile")
+    pj = run_profiled(tmp_path, source, "jit", clock=clock)
+    prog = pj["prog"]
+    append = pj["stats"][("~", 0, "<method 'append' of 'list' objects>")]
+    assert append[:2] == (200 * 80, 200 * 80)
+    assert {c[2] for c in append[4] if c[0] == prog} == {"fill"}
     compare_exactly(cp["stats"], pj["stats"], prog)
     check_times(pj)
 

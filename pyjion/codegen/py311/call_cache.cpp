@@ -266,9 +266,7 @@ bool fill(CallCache *cache, PyObject *callable, bool is_meth, Py_ssize_t total)
     cache->callable = Py_NewRef(callable);
     cache->call = form;
     cache->inner = form;
-    cache->prof_key = prof::on() && direct::hook_state.c_call_key != nullptr
-                          ? direct::hook_state.c_call_key(callable)
-                          : nullptr;
+    cache->prof_key = prof::c_call_key(callable);
     if (cache->prof_key != nullptr) {
         cache->call = profiled;   // stays after profiling stops (then one check per call)
     }

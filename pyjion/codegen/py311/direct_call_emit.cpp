@@ -36,6 +36,109 @@ constexpr int32_t kFrameOwner = offsetof(_PyInterpreterFrame, owner);
 
 namespace {
 
+// The profiler's state as machine code reaches it (PyjionProfLayout).
+const PyjionProfLayout &prof_layout() { return direct::hook_state.prof_layout; }
+
+x86::Mem current_call()
+{
+    x86::Mem m = x86::qword_ptr_abs(static_cast<uint64_t>(static_cast<int64_t>(prof_layout().current_call_tls)));
+    m.setSegment(x86::fs);
+    return m;
+}
+
+// The hot path of PyjionHookState.call_begin, for the context at rsp and
+// the callee's frame (r15) and view (r14), as profiler.h's push does it: on
+// the ticks clock, for a frame the recursion limit lets run, of a code the
+// profiler lists already, called under an exact call whose call sequence
+// expects this code next; every other case jumps to `hook` with nothing
+// changed. Clobbers caller-saved registers. Returns false (nothing emitted)
+// before the hook told where its state is.
+bool emit_profiled_begin(Emitter &em, const Label &hook)
+{
+    const PyjionProfLayout &l = prof_layout();
+    if (l.tree_nodes == nullptr) return false;
+    auto &a = em.as();
+    em.load_address(x86::rax, &direct::hook_state.prof_layout.inline_ok);
+    a.cmp(x86::dword_ptr(x86::rax), 0);
+    a.je(hook);
+    a.cmp(x86::dword_ptr(Emitter::tstate, offsetof(PyThreadState, recursion_remaining)), 0);
+    a.jle(hook);
+    a.cmp(x86::dword_ptr(x86::r14, l.rec_prof + l.prof_listed), 0);
+    a.je(hook);
+    // rax = the caller's context, rdx = the generation
+    a.mov(x86::rax, current_call());
+    a.test(x86::rax, x86::rax);
+    a.jz(hook);
+    em.load_address(x86::rcx, l.generation);
+    a.mov(x86::rdx, x86::qword_ptr(x86::rcx));
+    a.cmp(x86::qword_ptr(x86::rax, l.ctx_exact_generation), x86::rdx);
+    a.jne(hook);
+    // rsi = the nodes, rcx = the caller's node, edi = the child it expects
+    em.load_address(x86::rsi, l.tree_nodes);
+    a.mov(x86::rsi, x86::qword_ptr(x86::rsi));
+    a.mov(x86::ecx, x86::dword_ptr(x86::rax, l.ctx_node));
+    a.shl(x86::rcx, l.node_shift);
+    a.add(x86::rcx, x86::rsi);
+    a.mov(x86::edi, x86::dword_ptr(x86::rcx, l.node_last_child));
+    a.cmp(x86::edi, -1);
+    a.je(hook);
+    a.shl(x86::rdi, l.node_shift);
+    a.mov(x86::edi, x86::dword_ptr(x86::rsi, x86::rdi, 0, l.node_next_hint));
+    a.cmp(x86::edi, -1);
+    a.je(hook);
+    a.mov(x86::r11, x86::rdi);
+    a.shl(x86::r11, l.node_shift);
+    a.mov(x86::r10, x86::qword_ptr(x86::r15, kFrameCode));
+    a.cmp(x86::qword_ptr(x86::rsi, x86::r11, 0, l.node_code), x86::r10);
+    a.jne(hook);
+    // Taken: the caller's sequence moves on; the context is filled in.
+    a.mov(x86::dword_ptr(x86::rcx, l.node_last_child), x86::edi);
+    a.mov(x86::qword_ptr(x86::rsp, l.ctx_prev), x86::rax);
+    a.lea(x86::rax, x86::ptr(x86::r14, l.rec_prof));
+    a.mov(x86::qword_ptr(x86::rsp, l.ctx_prof), x86::rax);
+    a.inc(x86::dword_ptr(x86::rax, l.prof_active));
+    a.mov(x86::qword_ptr(x86::rsp, l.ctx_code), x86::r10);
+    a.mov(x86::qword_ptr(x86::rsp, l.ctx_child_ticks), 0);
+    a.mov(x86::qword_ptr(x86::rsp, l.ctx_generation), x86::rdx);
+    a.mov(x86::qword_ptr(x86::rsp, l.ctx_exact_generation), x86::rdx);
+    a.mov(x86::dword_ptr(x86::rsp, l.ctx_node), x86::edi);
+    a.mov(current_call(), x86::rsp);
+    em.load_address(x86::rax, l.ticks);
+    a.mov(x86::rax, x86::qword_ptr(x86::rax));
+    a.mov(x86::qword_ptr(x86::rsp, l.ctx_start), x86::rax);
+    return true;
+}
+
+// The hot path of PyjionHookState.call_end for the context at rsp, begun
+// here or by call_begin: an exact call in whose time no tick of the clock
+// fell only counts in its node (profiler.h); any other jumps to `hook` with
+// nothing changed. Keeps r14 (the result); clobbers rax, rcx, rdx.
+void emit_profiled_end(Emitter &em, const Label &hook)
+{
+    const PyjionProfLayout &l = prof_layout();
+    auto &a = em.as();
+    em.load_address(x86::rax, &direct::hook_state.prof_layout.inline_ok);
+    a.cmp(x86::dword_ptr(x86::rax), 0);
+    a.je(hook);
+    em.load_address(x86::rax, l.ticks);
+    a.mov(x86::rax, x86::qword_ptr(x86::rax));
+    a.cmp(x86::rax, x86::qword_ptr(x86::rsp, l.ctx_start));
+    a.jne(hook);
+    em.load_address(x86::rcx, l.generation);
+    a.mov(x86::rdx, x86::qword_ptr(x86::rcx));
+    a.cmp(x86::qword_ptr(x86::rsp, l.ctx_exact_generation), x86::rdx);
+    a.jne(hook);
+    a.mov(x86::rax, x86::qword_ptr(x86::rsp, l.ctx_prev));
+    a.mov(current_call(), x86::rax);
+    a.mov(x86::rax, x86::qword_ptr(x86::rsp, l.ctx_prof));
+    a.dec(x86::dword_ptr(x86::rax, l.prof_active));
+    a.mov(x86::eax, x86::dword_ptr(x86::rsp, l.ctx_node));
+    a.shl(x86::rax, l.node_shift);
+    em.load_address(x86::rcx, l.tree_nodes);
+    a.add(x86::rax, x86::qword_ptr(x86::rcx));
+    a.inc(x86::qword_ptr(x86::rax, l.node_calls));
+}
+
 // The stub's contract (it runs in the caller's context: rbx, r12 and r13 are
 // the caller's frame, thread state and code base, Emitter's fixed registers):
 //   in:  rsi = address of value-stack slot `base`, [NULL, func, args...] or
@@ -215,34 +318,50 @@ void emit_stub(Emitter &em, int nargs)
     a.add(x86::rsp, 8);
     a.ret();
 
-    // While the profiler runs, the hook times the call around the machine
-    // code (call_begin/call_end), its context in a PyjionProfCall on this
-    // stack (a multiple of 16 bytes: the calls stay aligned); r14 keeps the
-    // callee's view. A frame call_begin refuses runs untimed.
+    // While the profiler runs, the call is timed around the machine code,
+    // its context in a PyjionProfCall on this stack (a multiple of 16 bytes:
+    // the calls stay aligned); r14 keeps the callee's view. The hot cases
+    // are timed here (emit_profiled_begin/end), the rest by the hook
+    // (call_begin/call_end). A frame call_begin refuses runs untimed.
     static_assert(sizeof(PyjionProfCall) % 16 == 0, "the context keeps the stack aligned");
     constexpr int32_t kCtxSize = sizeof(PyjionProfCall);
-    Label untimed = a.newLabel();
+    Label untimed = a.newLabel(), hook_begin = a.newLabel(), begun = a.newLabel();
+    Label hook_end = a.newLabel(), ended = a.newLabel();
     a.bind(profiled);
     a.mov(x86::r14, x86::r9);
     a.sub(x86::rsp, kCtxSize);
+    bool timed_here = emit_profiled_begin(em, hook_begin);
+    if (timed_here) a.jmp(begun);
+    a.bind(hook_begin);
     a.mov(x86::rdi, x86::rsp);
     a.mov(x86::rsi, Emitter::tstate);
     a.mov(x86::rdx, x86::r15);
     a.mov(x86::rcx, x86::r14);
+    em.load_address(x86::r8, &direct::hook_state);
     a.call(x86::qword_ptr(x86::r8, offsetof(PyjionHookState, call_begin)));
+    a.test(x86::eax, x86::eax);
+    a.jz(untimed);
+    a.bind(begun);
     a.mov(x86::rdi, Emitter::tstate);
     a.mov(x86::rsi, x86::r15);
     a.xor_(x86::edx, x86::edx);
-    a.test(x86::eax, x86::eax);
-    a.jz(untimed);
     a.call(x86::qword_ptr(x86::r14, offsetof(PyjionCodeView, entry)));
     a.mov(x86::r14, x86::rax);
+    if (timed_here) {
+        emit_profiled_end(em, hook_end);
+        a.jmp(ended);
+    }
+    a.bind(hook_end);
     a.mov(x86::rdi, x86::rsp);
     em.load_address(x86::r8, &direct::hook_state);
     a.call(x86::qword_ptr(x86::r8, offsetof(PyjionHookState, call_end)));
+    a.bind(ended);
     a.add(x86::rsp, kCtxSize);
     a.jmp(finish);
     a.bind(untimed);
+    a.mov(x86::rdi, Emitter::tstate);
+    a.mov(x86::rsi, x86::r15);
+    a.xor_(x86::edx, x86::edx);
     a.call(x86::qword_ptr(x86::r14, offsetof(PyjionCodeView, entry)));
     a.add(x86::rsp, kCtxSize);
     a.jmp(returned);

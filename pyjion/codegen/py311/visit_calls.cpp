@@ -112,6 +112,28 @@ static bool names_append(PyCodeObject *code)
     return false;
 }
 
+// While the profiler runs (it may have stopped since the compile), the
+// inline append of code compiled while profiling counts a call of
+// list.append (`key`: its profiler entry) with PyjionHookState.c_call_count,
+// or leaves it to the timed C call where the hook counts none. Reloads the
+// list (rdi) and its size (rcx), which the count clobbers.
+static void emit_append_count(Emitter &e, int base, void *key, const Label &not_append)
+{
+    auto &a = e.as();
+    Label counted = a.newLabel();
+    e.load_address(x86::rax, &direct::hook_state);
+    a.cmp(x86::dword_ptr(x86::rax, offsetof(PyjionHookState, profiling)), 0);
+    a.je(counted);
+    a.mov(x86::rax, x86::qword_ptr(x86::rax, offsetof(PyjionHookState, c_call_count)));
+    a.test(x86::rax, x86::rax);
+    a.jz(not_append);
+    e.load_address(x86::rdi, key);
+    a.call(x86::rax);
+    a.mov(x86::rdi, e.stack(base + 1));
+    a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));
+    a.bind(counted);
+}
+
 // Whether the slot below a CALL's callable (slot `base`) most likely holds a
 // method rather than NULL: by the instruction that pushed it, found by going
 // back through the straight-line code before the call (LOAD_METHOD: likely a
@@ -158,14 +180,18 @@ void Compiler::visit_CALL(const Instr &ins)
     if (kwnames == nullptr) {
         site = new_site_data<CallCache>();
         site->precall_instr = reinterpret_cast<_Py_CODEUNIT *>(code_->co_code_adaptive) + precall;
-        // (not while profiling: the profiler times list.append as a C call)
-        if (ins.oparg == 1 && names_append(code_) && !prof::on()) {
+        // Compiled while profiling, the append is counted as cProfile counts
+        // it (a call of list.append): where the hook cannot count it without
+        // timing it, it takes the timed C call.
+        void *append_key = nullptr;
+        if (ins.oparg == 1 && prof::on()) append_key = prof::c_call_key(pyj_list_append_descr());
+        if (ins.oparg == 1 && names_append(code_) && (!prof::on() || append_key != nullptr)) {
             // [list.append, list, item] in warm code, with room in the list:
             // the append itself (PRECALL_NO_KW_LIST_APPEND, _PyList_AppendTakeRef),
             // out of line so that other calls' code stays compact.
             Label not_append = a.newLabel();
             uint64_t *warmup = warmup_;
-            Label append = em_.cold([base, warmup, not_append, called](Emitter &e) {
+            Label append = em_.cold([base, warmup, not_append, called, append_key](Emitter &e) {
                 auto &a = e.as();
                 e.load_address(x86::rcx, warmup);
                 a.cmp(x86::qword_ptr(x86::rcx), kWarmupDelay);
@@ -177,6 +203,7 @@ void Compiler::visit_CALL(const Instr &ins)
                 a.mov(x86::rcx, x86::qword_ptr(x86::rdi, layout::kVarSize));
                 a.cmp(x86::rcx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, allocated)));
                 a.jge(not_append);
+                if (append_key != nullptr) emit_append_count(e, base, append_key, not_append);
                 a.mov(x86::rdx, x86::qword_ptr(x86::rdi, offsetof(PyListObject, ob_item)));
                 a.mov(x86::rax, e.stack(base + 2));   // the list takes the item's reference
                 a.mov(x86::qword_ptr(x86::rdx, x86::rcx, 3), x86::rax);

@@ -14,6 +14,14 @@ namespace pyjion::prof {
 
 inline bool on() { return direct::hook_state.profiling != 0; }
 
+// The profiler's handle of a C callable (PyjionHookState.c_call_key), if
+// it runs and counts its calls; nullptr otherwise.
+inline void *c_call_key(PyObject *callable)
+{
+    const PyjionHookState &hook = direct::hook_state;
+    return hook.profiling && hook.c_call_key != nullptr ? hook.c_call_key(callable) : nullptr;
+}
+
 // call() (which makes the call of `callable` with `args`, nargs positional),
 // timed by the profiler if it is on and counts such a call.
 template <typename Call>
