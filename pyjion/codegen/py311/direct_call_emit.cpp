@@ -51,15 +51,15 @@ x86::Mem current_call()
 // the ticks clock, for a frame the recursion limit lets run, of a code the
 // profiler lists already, called under an exact call whose call sequence
 // expects this code next; every other case jumps to `hook` with nothing
-// changed. Clobbers caller-saved registers. Returns false (nothing emitted)
-// before the hook told where its state is.
+// changed. r8 = &direct::hook_state. Clobbers caller-saved registers.
+// Returns false (nothing emitted) before the hook told where its state is.
 bool emit_profiled_begin(Emitter &em, const Label &hook)
 {
     const PyjionProfLayout &l = prof_layout();
     if (l.tree_nodes == nullptr) return false;
     auto &a = em.as();
-    em.load_address(x86::rax, &direct::hook_state.prof_layout.inline_ok);
-    a.cmp(x86::dword_ptr(x86::rax), 0);
+    constexpr int32_t kInlineOk = offsetof(PyjionHookState, prof_layout) + offsetof(PyjionProfLayout, inline_ok);
+    a.cmp(x86::dword_ptr(x86::r8, kInlineOk), 0);
     a.je(hook);
     a.cmp(x86::dword_ptr(Emitter::tstate, offsetof(PyThreadState, recursion_remaining)), 0);
     a.jle(hook);
