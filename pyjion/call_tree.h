@@ -135,16 +135,21 @@ static inline uint32_t pyj_tree_root(uint64_t generation)
 
 /* The node for a call of `code` under `parent` if it is the one the
  * sequence hint expects (the child called after the last one called, or the
- * newest child), else PYJ_TREE_NONE: the profiler's hot path (profiler.h). */
+ * newest child) or the last one called again (len(a) + len(b): a hint
+ * cannot hold both "again" and what comes after), else PYJ_TREE_NONE: the
+ * profiler's hot path (profiler.h). */
 static inline uint32_t pyj_tree_child(uint32_t parent, PyObject *code)
 {
     PyjTreeNode *nodes = pyj_tree.nodes;
     PyjTreeNode *p = &nodes[parent];
     uint32_t last = p->last_child;
     uint32_t c = last != PYJ_TREE_NONE ? nodes[last].next_hint : p->first_child;
-    if (c == PYJ_TREE_NONE || nodes[c].code != code) return PYJ_TREE_NONE;
-    p->last_child = c;
-    return c;
+    if (__builtin_expect(c != PYJ_TREE_NONE && nodes[c].code == code, 1)) {
+        p->last_child = c;
+        return c;
+    }
+    if (last != PYJ_TREE_NONE && nodes[last].code == code) return last;
+    return PYJ_TREE_NONE;
 }
 
 /* The node for a call of `code` under `parent` (a node, the thread's root

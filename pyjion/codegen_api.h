@@ -19,7 +19,7 @@ struct _PyInterpreterFrame;
  * where _PyEval_EvalFrameDefault would have been. */
 typedef PyObject *(*PyjionEntry)(PyThreadState *ts, struct _PyInterpreterFrame *frame, int throwflag);
 
-#define PYJION_CODEGEN_API_VERSION 19
+#define PYJION_CODEGEN_API_VERSION 20
 
 /* Outcome kinds, mirrored by pyjion.CompilationResult. */
 enum {
@@ -195,6 +195,11 @@ typedef struct {
                       PyjionCodeView *view);
     void (*call_end)(PyjionProfCall *ctx);
     void (*c_call_count)(void *key);
+    /* run_timed: runs `view`'s machine code on `frame` (as call_begin
+     * describes) timed between call_begin and call_end in one call: what the
+     * runtime's C++ paths (generator resumes, direct calls the stub did not
+     * take) call while profiling. */
+    PyObject *(*run_timed)(PyjionCodeView *view, PyThreadState *ts, struct _PyInterpreterFrame *frame);
     PyjionProfLayout prof_layout;
 } PyjionHookState;
 

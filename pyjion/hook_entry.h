@@ -136,7 +136,16 @@ static inline __attribute__((always_inline)) int pyj_prof_py_begin_on(PyjionProf
     {                                                                                                        \
         pyj_prof_c_begin_key_on(buf, key, exact);                                                            \
     }                                                                                                        \
-    static void pyj_prof_call_end_##suffix(PyjionProfCall *buf) { pyj_prof_call_end_on(buf, exact); }
+    static void pyj_prof_call_end_##suffix(PyjionProfCall *buf) { pyj_prof_call_end_on(buf, exact); }      \
+    static PyObject *pyj_prof_run_timed_##suffix(PyjionCodeView *view, PyThreadState *ts,                     \
+                                                 struct _PyInterpreterFrame *f)                               \
+    {                                                                                                        \
+        PyjionProfCall buf;                                                                                  \
+        if (!pyj_prof_py_begin_on(&buf, ts, (PyjFrame *)f, view, exact)) return view->entry(ts, f, 0);      \
+        PyObject *result = view->entry(ts, f, 0);                                                            \
+        pyj_prof_call_end_on(&buf, exact);                                                                   \
+        return result;                                                                                       \
+    }
 PYJ_PROF_ENTRY_POINTS(ticks, 0)
 PYJ_PROF_ENTRY_POINTS(tsc, 1)
 
@@ -177,6 +186,7 @@ static void pyj_prof_give_entry_points(PyjionHookState *hook)
     hook->c_call_begin = exact ? pyj_prof_c_begin_tsc : pyj_prof_c_begin_ticks;
     hook->c_call_begin_key = exact ? pyj_prof_c_begin_key_tsc : pyj_prof_c_begin_key_ticks;
     hook->call_end = exact ? pyj_prof_call_end_tsc : pyj_prof_call_end_ticks;
+    hook->run_timed = exact ? pyj_prof_run_timed_tsc : pyj_prof_run_timed_ticks;
     hook->c_call_key = pyj_prof_c_call_key;
     hook->c_call_count = exact ? NULL : pyj_prof_c_count_ticks;
     pyj_prof_give_layout(&hook->prof_layout, exact);

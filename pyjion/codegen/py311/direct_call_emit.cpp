@@ -73,26 +73,35 @@ bool emit_profiled_begin(Emitter &em, const Label &hook)
     a.mov(x86::rdx, x86::qword_ptr(x86::rcx));
     a.cmp(x86::qword_ptr(x86::rax, l.ctx_exact_generation), x86::rdx);
     a.jne(hook);
-    // rsi = the nodes, rcx = the caller's node, edi = the child it expects
+    // rsi = the nodes, rcx = the caller's node, r10 = the callee's code;
+    // edi = the child the caller's sequence expects, or the last one called
+    // if it is called again (call_tree.h pyj_tree_child)
+    Label again = a.newLabel(), found = a.newLabel();
     em.load_address(x86::rsi, l.tree_nodes);
     a.mov(x86::rsi, x86::qword_ptr(x86::rsi));
     a.mov(x86::ecx, x86::dword_ptr(x86::rax, l.ctx_node));
     a.shl(x86::rcx, l.node_shift);
     a.add(x86::rcx, x86::rsi);
-    a.mov(x86::edi, x86::dword_ptr(x86::rcx, l.node_last_child));
-    a.cmp(x86::edi, -1);
+    a.mov(x86::r10, x86::qword_ptr(x86::r15, kFrameCode));
+    a.mov(x86::r8d, x86::dword_ptr(x86::rcx, l.node_last_child));
+    a.cmp(x86::r8d, -1);
     a.je(hook);
-    a.shl(x86::rdi, l.node_shift);
-    a.mov(x86::edi, x86::dword_ptr(x86::rsi, x86::rdi, 0, l.node_next_hint));
+    a.shl(x86::r8, l.node_shift);
+    a.mov(x86::edi, x86::dword_ptr(x86::rsi, x86::r8, 0, l.node_next_hint));
     a.cmp(x86::edi, -1);
-    a.je(hook);
+    a.je(again);
     a.mov(x86::r11, x86::rdi);
     a.shl(x86::r11, l.node_shift);
-    a.mov(x86::r10, x86::qword_ptr(x86::r15, kFrameCode));
     a.cmp(x86::qword_ptr(x86::rsi, x86::r11, 0, l.node_code), x86::r10);
-    a.jne(hook);
-    // Taken: the caller's sequence moves on; the context is filled in.
+    a.jne(again);
     a.mov(x86::dword_ptr(x86::rcx, l.node_last_child), x86::edi);
+    a.jmp(found);
+    a.bind(again);
+    a.cmp(x86::qword_ptr(x86::rsi, x86::r8, 0, l.node_code), x86::r10);
+    a.jne(hook);
+    a.mov(x86::edi, x86::dword_ptr(x86::rcx, l.node_last_child));
+    // Taken: the context is filled in.
+    a.bind(found);
     a.mov(x86::qword_ptr(x86::rsp, l.ctx_prev), x86::rax);
     a.lea(x86::rax, x86::ptr(x86::r14, l.rec_prof));
     a.mov(x86::qword_ptr(x86::rsp, l.ctx_prof), x86::rax);

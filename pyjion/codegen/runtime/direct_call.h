@@ -28,18 +28,15 @@ extern PyjionHookState hook_state;
 // The hook is the interpreter's frame evaluator (see PyjionHookState).
 bool hook_is_evaluator(PyThreadState *ts);
 
-// enter_compiled while the profiler runs: the call timed by the hook's
-// call_begin/call_end (no call back through the hook).
-PyObject *enter_profiled(PyjionCodeView *rec, PyThreadState *ts, _PyInterpreterFrame *frame);
-
 // Runs the machine code of a compiled callee's record for its pushed
 // `frame` (a call or a generator's resume), counted, and timed while the
-// profiler runs. A tail call either way.
+// profiler runs (by the hook's run_timed, with no call back through the
+// hook's frame evaluator). A tail call either way.
 [[gnu::always_inline]] inline PyObject *enter_compiled(PyjionCodeView *rec, PyThreadState *ts,
                                                        _PyInterpreterFrame *frame)
 {
     rec->calls++;
-    if (hook_state.profiling) return enter_profiled(rec, ts, frame);
+    if (hook_state.profiling) return hook_state.run_timed(rec, ts, frame);
     return rec->entry(ts, frame, 0);
 }
 
