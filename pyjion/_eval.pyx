@@ -771,9 +771,7 @@ cdef void sync_entry() noexcept:
     """Tells the hook's C entry (hook_entry.h) which calls it may take alone."""
     pyj_entry.record_index = g_extra_index
     pyj_entry.profiling = g_profile
-    if g_profile:
-        pyj_entry.warmth_limit = 0                 # the profiler sees every call
-    elif not g_jit:
+    if not g_jit:
         pyj_entry.warmth_limit = 0xFFFFFFFF        # nothing compiles, no types recorded
     elif g_pgc:
         pyj_entry.warmth_limit = <uint32_t>min(g_threshold // 2, 0xFFFFFFFF)   # types are recorded past it

@@ -24,11 +24,10 @@ typedef struct {
     PyObject *(*full)(PyThreadState *, PyjFrame *, int);   /* the hook's full path */
     Py_ssize_t record_index;   /* the records' code-extra index (-1: none) */
     /* Calls an interpreted record may reach on this path: past them the full
-     * path records argument types or compiles (0: every call takes it, e.g.
-     * while profiling). */
+     * path records argument types or compiles (0: every call takes it). */
     uint32_t warmth_limit;
     uint32_t epoch;            /* the tiering epoch (record.h): the sampler's clock in 1/8 s */
-    int profiling;             /* the profiler times every call: none is taken here */
+    int profiling;             /* the profiler times every call (those taken here too) */
     /* pyjion's vectorcall (PyjionCodegenAPI.vectorcall; NULL until the code
      * generator is loaded), given to the functions whose frames come here:
      * their next calls from the interpreter push the frame without
@@ -46,7 +45,7 @@ static PyjEntryState pyj_entry = {NULL, -1, 0, 0, 1, NULL, NULL};
  * only counts the call while it stays below the limit. */
 static inline int pyj_entry_plain(const PyjRecord *rec)
 {
-    if (rec->view.state == PYJ_FAILED) return !pyj_entry.profiling;
+    if (rec->view.state == PYJ_FAILED) return 1;
     return rec->view.state == PYJ_INTERPRETED && rec->epoch == pyj_entry.epoch &&
            rec->warmth < pyj_entry.warmth_limit;
 }
@@ -89,6 +88,20 @@ static inline __attribute__((always_inline)) PyObject *pyj_profiled_compiled(PyT
     if (!rec->prof.listed) pyj_entry.list_profiled(rec, code);
     pyj_prof_begin(&ctx, rec, code, pyj_prof_generation);
     PyObject *result = pyj_run_compiled(rec->view.entry, ts, f, throwflag);
+    pyj_prof_end(&ctx, pyj_prof_generation);
+    return result;
+}
+
+/* An interpreted frame while the profiler runs (not one that creates a
+ * generator), timed as one call of its code, as the full path times it. */
+static inline __attribute__((always_inline)) PyObject *pyj_profiled_interpreted(PyThreadState *ts, PyjFrame *f,
+                                                                                int throwflag, PyjRecord *rec)
+{
+    PyjCallContext ctx;
+    PyObject *code = (PyObject *)pyj_frame_code(f);
+    if (!rec->prof.listed) pyj_entry.list_profiled(rec, code);
+    pyj_prof_begin(&ctx, rec, code, pyj_prof_generation);
+    PyObject *result = pyj_interpret_with(ts, f, throwflag, rec);
     pyj_prof_end(&ctx, pyj_prof_generation);
     return result;
 }
@@ -306,6 +319,7 @@ static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
         if (pyj_entry.vectorcall != NULL && pyj_entry_adopts(pyj_frame_code(f))) {
             pyj_frame_adopt_function(f, pyj_entry.vectorcall);
         }
+        if (pyj_entry.profiling && !pyj_frame_creates_generator(f)) return pyj_profiled_interpreted(ts, f, throwflag, rec);
         return pyj_interpret_with(ts, f, throwflag, rec);
     }
     return pyj_entry.full(ts, f, throwflag);

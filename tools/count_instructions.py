@@ -14,7 +14,17 @@ one warm round, free of start-up, import and compile costs.
 Modes: `eager` (threshold 0: everything compiled at its first call, before
 the interpreter has profiled it) and `default` (pyjion.enable()'s settings,
 as PYJION=1 gives them: compiled when warm, with the interpreter's site
-profiles; give it warm-up rounds, -w, so that what a round runs is compiled).
+profiles; give it warm-up rounds, -w, so that what a round runs is compiled),
+and `profile` (pyjion.enable(profile=True): the default settings with
+pyjion's profiler on, code compiled while profiling). `--against` picks the
+other side of the ratio (stock by default):
+
+    python tools/count_instructions.py --mode profile --against default --cycles -w 1 \
+        richards deltablue raytrace chaos generators nqueens fib spectral_norm
+
+is the profiler's overhead (bench/PROFILE_OVERHEAD.md). `--cycles` counts
+callgrind's estimated cycles (--cache-sim=yes: Ir + 10 x L1 misses + 100 x
+last-level misses) instead of instructions.
 
 Fewer instructions is not always less time (cache misses, branch prediction),
 so bench/ stays the judge; this is for comparing one change with the next."""
@@ -44,31 +54,58 @@ if mode == "eager":
     pyjion.enable(threshold=0)
 elif mode == "default":
     pyjion.enable()
+elif mode == "profile":
+    pyjion.enable(profile=True)
 for _ in range(rounds):
     module.run()
 pyjion.disable()
 """
 
 
-def count(program, mode, rounds):
-    """Instructions of a whole interpreter run of `program` with `rounds` rounds."""
+def estimated_cycles(out):
+    """Ir + 10 x L1 misses + 100 x last-level misses from a callgrind output file."""
+    events = totals = None
+    with open(out) as f:
+        for line in f:
+            if line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith(("summary:", "totals:")):
+                totals = [int(x) for x in line.split()[1:]]
+    if events is None or totals is None:
+        raise RuntimeError("no event totals in " + out)
+    ev = dict(zip(events, totals))
+    l1 = sum(ev.get(k, 0) for k in ("I1mr", "D1mr", "D1mw"))
+    ll = sum(ev.get(k, 0) for k in ("ILmr", "DLmr", "DLmw"))
+    return ev["Ir"] + 10 * l1 + 100 * ll
+
+
+def count(program, mode, rounds, cycles=False):
+    """Instructions (or estimated cycles) of a whole interpreter run of
+    `program` with `rounds` rounds."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         env = {k: v for k, v in os.environ.items() if not k.startswith("PYJION")}
+        # --fair-sched: valgrind runs one thread at a time and would starve
+        # the sampler's thread, so code compiled by samples would stay
+        # interpreted under callgrind only.
+        cmd = ["valgrind", "--tool=callgrind", "--fair-sched=yes", "--callgrind-out-file=" + out]
+        if cycles:
+            cmd.append("--cache-sim=yes")
         proc = subprocess.run(
-            ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out,
-             sys.executable, "-c", RUNNER, os.path.join(PROGRAMS, program + ".py"), mode, str(rounds)],
+            cmd + [sys.executable, "-c", RUNNER, os.path.join(PROGRAMS, program + ".py"), mode, str(rounds)],
             capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             raise RuntimeError("%s %s failed:\n%s" % (program, mode, proc.stderr[-2000:]))
+        if cycles:
+            return estimated_cycles(out)
         found = re.search(r"Collected : (\d+)", proc.stderr)
         if not found:
             raise RuntimeError("no instruction count from callgrind for %s %s" % (program, mode))
         return int(found.group(1))
 
 
-def per_round(program, mode, rounds, warmup):
-    return (count(program, mode, 1 + warmup + rounds) - count(program, mode, 1 + warmup)) / rounds
+def per_round(program, mode, rounds, warmup, cycles=False):
+    return (count(program, mode, 1 + warmup + rounds, cycles) - count(program, mode, 1 + warmup, cycles)) / rounds
 
 
 def main():
@@ -76,8 +113,12 @@ def main():
     ap.add_argument("programs", nargs="*", help="bench/programs names (default: all)")
     ap.add_argument("-n", "--rounds", type=int, default=2, help="extra rounds measured (default 2)")
     ap.add_argument("-w", "--warmup", type=int, default=0, help="rounds before the measured ones (default 0)")
-    ap.add_argument("--mode", choices=("eager", "default"), default="eager",
+    ap.add_argument("--mode", choices=("eager", "default", "profile"), default="eager",
                     help="the JIT's settings (default: eager, threshold 0)")
+    ap.add_argument("--against", choices=("stock", "eager", "default"), default="stock",
+                    help="what the ratio is taken against (default: stock CPython)")
+    ap.add_argument("--cycles", action="store_true",
+                    help="estimated cycles (cache simulation) instead of instructions")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--json", help="write the figures here")
     args = ap.parse_args()
@@ -85,30 +126,33 @@ def main():
         sys.exit("valgrind is not installed (apt-get install valgrind)")
     programs = args.programs or sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(PROGRAMS, "*.py")))
     jobs = {}
+    base = args.against
+    unit = "cyc" if args.cycles else "Ir"
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for p in programs:
-            for mode in ("stock", args.mode):
-                jobs[p, mode] = pool.submit(per_round, p, mode, args.rounds, args.warmup)
+            for mode in (base, args.mode):
+                jobs[p, mode] = pool.submit(per_round, p, mode, args.rounds, args.warmup, args.cycles)
     rows = {}
-    print("%-16s %14s %14s %8s" % ("program", "stock Ir/round", "jit Ir/round", "ratio"))
+    print("%-16s %14s %14s %8s" % ("program", "%s %s/round" % (base, unit), "%s %s/round" % (args.mode, unit),
+                                   "%s/%s" % (base, args.mode)))
     for p in programs:
-        stock, jit = jobs[p, "stock"].result(), jobs[p, args.mode].result()
-        if stock <= 0 or jit <= 0:
+        b, m = jobs[p, base].result(), jobs[p, args.mode].result()
+        if b <= 0 or m <= 0:
             # The longer run counted fewer instructions than the shorter: work
             # outside the measured rounds (a compile the sampler timed
             # differently) differed between them. No figure; more -n or -w.
-            print("%-16s %14.0f %14.0f  unsteady (more rounds: -n, -w)" % (p, stock, jit))
+            print("%-16s %14.0f %14.0f  unsteady (more rounds: -n, -w)" % (p, b, m))
             continue
-        rows[p] = {"stock": stock, "jit": jit, "ratio": stock / jit}
-        print("%-16s %14.0f %14.0f %7.2fx" % (p, stock, jit, stock / jit))
+        rows[p] = {base: b, args.mode: m, "ratio": b / m}
+        print("%-16s %14.0f %14.0f %7.3fx   (%s/%s %.3fx)" % (p, b, m, b / m, args.mode, base, m / b))
     if not rows:
         sys.exit("no steady figures")
     geomean = math.exp(sum(math.log(r["ratio"]) for r in rows.values()) / len(rows))
-    print("%-16s %14s %14s %7.2fx" % ("geomean", "", "", geomean))
+    print("%-16s %14s %14s %7.3fx   (%s/%s %.3fx)" % ("geomean", "", "", geomean, args.mode, base, 1 / geomean))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"programs": rows, "geomean": geomean, "rounds": args.rounds, "warmup": args.warmup,
-                       "mode": args.mode}, f, indent=1)
+                       "mode": args.mode, "against": base, "unit": unit}, f, indent=1)
 
 
 if __name__ == "__main__":
