@@ -102,11 +102,11 @@ NOTES = {
 NO_COMPILE_ENV = {"PYJION_JIT": "0"}
 sys.path.insert(0, os.path.join(REPO, "tools"))
 
+import callgrind_events  # noqa: E402
 import macro_packages  # noqa: E402
 import whole_program  # noqa: E402
 
 # callgrind's cache-simulation events and the weights of the cycle estimate.
-EVENTS = ("Ir", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw")
 
 
 def every_program():
@@ -268,20 +268,10 @@ def callgrind_counts(cmd, env, toggle=None):
         proc = subprocess.run(vg + cmd, env=env, cwd=MACRO, capture_output=True, text=True)
         if proc.returncode != 0:
             raise RuntimeError("callgrind run failed: %s\n%s" % (" ".join(cmd), proc.stderr[-2000:]))
-        events = totals = None
-        with open(out) as f:
-            for line in f:
-                if line.startswith("events:"):
-                    events = line.split()[1:]
-                elif line.startswith(("summary:", "totals:")):
-                    totals = [int(v) for v in line.split()[1:]]
-        counts = dict(zip(events, totals))
-        return {e: counts.get(e, 0) for e in EVENTS}, proc.stdout
+        return callgrind_events.totals(out), proc.stdout
 
 
-def cycles(counts):
-    return (counts["Ir"] + 10 * (counts["I1mr"] + counts["D1mr"] + counts["D1mw"])
-            + 100 * (counts["ILmr"] + counts["DLmr"] + counts["DLmw"]))
+cycles = callgrind_events.estimated_cycles
 
 
 CYCLE_KINDS = ("whole", "steady")

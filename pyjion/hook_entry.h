@@ -76,32 +76,21 @@ static inline PyObject *pyj_enter_compiled(PyThreadState *ts, PyjFrame *f, int t
     return pyj_run_compiled(rec->view.entry, ts, f, throwflag);
 }
 
-/* The machine code of a compiled record run for a frame (a call, or a
- * generator's resume) while the profiler runs, timed as one call of its
- * code, on the hook's paths (machine code's direct calls and resumes time
- * theirs with PyjionHookState.call_begin/call_end). */
-static inline __attribute__((always_inline)) PyObject *pyj_profiled_compiled(PyThreadState *ts, PyjFrame *f,
-                                                                             int throwflag, PyjRecord *rec)
+/* A frame run while the profiler runs, timed as one call of its code, on
+ * the hook's paths: a compiled record's machine code (a call, or a
+ * generator's resume; machine code's direct calls and resumes time theirs
+ * with PyjionHookState.call_begin/call_end), or the interpreter (not for a
+ * frame that creates a generator), as the full path times them. */
+static inline __attribute__((always_inline)) PyObject *pyj_profiled_frame(PyThreadState *ts, PyjFrame *f,
+                                                                          int throwflag, PyjRecord *rec,
+                                                                          int compiled)
 {
     PyjCallContext ctx;
     PyObject *code = (PyObject *)pyj_frame_code(f);
     if (!rec->prof.listed) pyj_entry.list_profiled(rec, code);
     pyj_prof_begin(&ctx, rec, code, pyj_prof_generation);
-    PyObject *result = pyj_run_compiled(rec->view.entry, ts, f, throwflag);
-    pyj_prof_end(&ctx, pyj_prof_generation);
-    return result;
-}
-
-/* An interpreted frame while the profiler runs (not one that creates a
- * generator), timed as one call of its code, as the full path times it. */
-static inline __attribute__((always_inline)) PyObject *pyj_profiled_interpreted(PyThreadState *ts, PyjFrame *f,
-                                                                                int throwflag, PyjRecord *rec)
-{
-    PyjCallContext ctx;
-    PyObject *code = (PyObject *)pyj_frame_code(f);
-    if (!rec->prof.listed) pyj_entry.list_profiled(rec, code);
-    pyj_prof_begin(&ctx, rec, code, pyj_prof_generation);
-    PyObject *result = pyj_interpret_with(ts, f, throwflag, rec);
+    PyObject *result = compiled ? pyj_run_compiled(rec->view.entry, ts, f, throwflag)
+                                : pyj_interpret_with(ts, f, throwflag, rec);
     pyj_prof_end(&ctx, pyj_prof_generation);
     return result;
 }
@@ -309,7 +298,7 @@ static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
         rec->view.calls++;
         if (pyj_entry.profiling) {
             if (pyj_entry.vectorcall != NULL) pyj_frame_adopt_function(f, pyj_entry.vectorcall);
-            return pyj_profiled_compiled(ts, f, throwflag, rec);
+            return pyj_profiled_frame(ts, f, throwflag, rec, 1);
         }
         return pyj_enter_compiled(ts, f, throwflag, rec);
     }
@@ -319,7 +308,9 @@ static PyObject *pyj_hook_entry(PyThreadState *ts, PyjFrame *f, int throwflag)
         if (pyj_entry.vectorcall != NULL && pyj_entry_adopts(pyj_frame_code(f))) {
             pyj_frame_adopt_function(f, pyj_entry.vectorcall);
         }
-        if (pyj_entry.profiling && !pyj_frame_creates_generator(f)) return pyj_profiled_interpreted(ts, f, throwflag, rec);
+        if (pyj_entry.profiling && !pyj_frame_creates_generator(f)) {
+            return pyj_profiled_frame(ts, f, throwflag, rec, 0);
+        }
         return pyj_interpret_with(ts, f, throwflag, rec);
     }
     return pyj_entry.full(ts, f, throwflag);

@@ -40,6 +40,8 @@ import subprocess
 import sys
 import tempfile
 
+import callgrind_events
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROGRAMS = os.path.join(REPO, "bench", "programs")
 
@@ -62,23 +64,6 @@ pyjion.disable()
 """
 
 
-def estimated_cycles(out):
-    """Ir + 10 x L1 misses + 100 x last-level misses from a callgrind output file."""
-    events = totals = None
-    with open(out) as f:
-        for line in f:
-            if line.startswith("events:"):
-                events = line.split()[1:]
-            elif line.startswith(("summary:", "totals:")):
-                totals = [int(x) for x in line.split()[1:]]
-    if events is None or totals is None:
-        raise RuntimeError("no event totals in " + out)
-    ev = dict(zip(events, totals))
-    l1 = sum(ev.get(k, 0) for k in ("I1mr", "D1mr", "D1mw"))
-    ll = sum(ev.get(k, 0) for k in ("ILmr", "DLmr", "DLmw"))
-    return ev["Ir"] + 10 * l1 + 100 * ll
-
-
 def count(program, mode, rounds, cycles=False):
     """Instructions (or estimated cycles) of a whole interpreter run of
     `program` with `rounds` rounds."""
@@ -97,7 +82,7 @@ def count(program, mode, rounds, cycles=False):
         if proc.returncode != 0:
             raise RuntimeError("%s %s failed:\n%s" % (program, mode, proc.stderr[-2000:]))
         if cycles:
-            return estimated_cycles(out)
+            return callgrind_events.estimated_cycles(callgrind_events.totals(out))
         found = re.search(r"Collected : (\d+)", proc.stderr)
         if not found:
             raise RuntimeError("no instruction count from callgrind for %s %s" % (program, mode))
