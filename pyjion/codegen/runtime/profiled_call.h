@@ -3,8 +3,8 @@
 // cProfile would count, so that they get their own profile entries and a
 // Python function they call back has them as caller. The check costs only
 // the generic call paths and the call caches filled while profiling
-// (callcache::fill); code compiled while profiling emits no inline
-// list.append (py311/visit_calls.cpp).
+// (callcache::fill); code compiled while profiling counts its inline
+// list.append with PyjionHookState.c_call_count (py311/visit_calls.cpp).
 #pragma once
 
 #include "codegen_api.h"
