@@ -106,8 +106,6 @@ import callgrind_events  # noqa: E402
 import macro_packages  # noqa: E402
 import whole_program  # noqa: E402
 
-# callgrind's cache-simulation events and the weights of the cycle estimate.
-
 
 def every_program():
     return sorted(n[:-3] for n in os.listdir(MACRO) if n.endswith(".py") and not n.startswith("_"))

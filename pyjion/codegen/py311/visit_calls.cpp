@@ -183,9 +183,9 @@ void Compiler::visit_CALL(const Instr &ins)
         // Compiled while profiling, the append is counted as cProfile counts
         // it (a call of list.append): where the hook cannot count it without
         // timing it, it takes the timed C call.
-        void *append_key = nullptr;
-        if (ins.oparg == 1 && prof::on()) append_key = prof::c_call_key(pyj_list_append_descr());
-        if (ins.oparg == 1 && names_append(code_) && (!prof::on() || append_key != nullptr)) {
+        bool append_site = ins.oparg == 1 && names_append(code_);
+        void *append_key = append_site ? prof::c_call_key(pyj_list_append_descr()) : nullptr;
+        if (append_site && (!prof::on() || append_key != nullptr)) {
             // [list.append, list, item] in warm code, with room in the list:
             // the append itself (PRECALL_NO_KW_LIST_APPEND, _PyList_AppendTakeRef),
             // out of line so that other calls' code stays compact.
